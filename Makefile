@@ -1,0 +1,59 @@
+# Collab: `make run` serves the app in embedded mode; `make test` runs the whole suite.
+# Both create the virtualenv and install what they need on a fresh machine.
+
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	&& { echo $$p; break; }; done)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+HOST ?= 127.0.0.1
+PYTEST_ARGS ?=
+
+.PHONY: run test check fmt assets worker clean help
+
+help:
+	@echo "make run    - install, migrate and serve Collab on http://$(HOST):$(PORT) (embedded mode)"
+	@echo "make test   - install dev dependencies and run the whole test suite"
+	@echo "make check  - ruff format/lint, mypy, makemigrations --check"
+	@echo "make assets - re-vendor the pinned npm packages into static/vendor (needs Node)"
+
+$(PY):
+	@test -n "$(PYTHON)" || { echo "Collab needs Python 3.11 or newer on PATH."; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: $(PY) pyproject.toml
+	$(PY) -m pip install --quiet -e .
+	@touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+run: $(VENV)/.installed
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput -v0
+	$(PY) manage.py serve --host $(HOST) --port $(PORT)
+
+worker: $(VENV)/.installed
+	$(VENV)/bin/celery -A collab worker --loglevel INFO
+
+test: $(VENV)/.installed-dev
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+check: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy collab agents
+	$(PY) manage.py makemigrations --check --dry-run
+
+fmt: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+assets:
+	bash assets/vendor.sh
+
+clean:
+	rm -rf $(VENV) staticfiles .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Agents: turns, model access, clarification policies, memory and evaluation."""

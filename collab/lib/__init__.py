@@ -1,0 +1,1 @@
+"""Framework-free helpers: environment parsing, text utilities."""

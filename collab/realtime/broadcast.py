@@ -1,0 +1,117 @@
+"""The only module that calls the channel layer.
+
+Services register these functions with ``transaction.on_commit``. They run in three kinds of
+threads, and each needs the event loop that owns the channel layer's connections:
+
+* a request thread of the ASGI server (Django runs sync views through ``sync_to_async``):
+  ``async_to_sync`` goes back to the server's loop;
+* a Celery worker thread or a management command: no loop is around, and calling
+  ``async_to_sync`` there makes a fresh loop per call, which channels-redis ≥ 4 answers with
+  "Event loop is closed" on the next call. Such code publishes through one long-lived
+  background loop instead (``_publisher_loop``), or, in the embedded single process, through
+  the web server's own loop, which the ASGI app registers (see ``register_server_loop``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Coroutine
+from typing import Any
+
+from asgiref.sync import SyncToAsync, async_to_sync
+from channels.layers import get_channel_layer
+
+from collab.realtime.groups import task_group
+
+log = logging.getLogger(__name__)
+
+_server_loop: asyncio.AbstractEventLoop | None = None
+_background_loop: asyncio.AbstractEventLoop | None = None
+_lock = threading.Lock()
+
+
+def register_server_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Called by the ASGI app: in-process workers publish through the server's loop."""
+    global _server_loop
+    _server_loop = loop
+
+
+def _publisher_loop() -> asyncio.AbstractEventLoop:
+    global _background_loop
+    if _server_loop is not None and _server_loop.is_running():
+        return _server_loop
+    with _lock:
+        if _background_loop is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="broadcast", daemon=True).start()
+            _background_loop = loop
+    return _background_loop
+
+
+def _in_request_thread() -> bool:
+    loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
+    return loop is not None and loop.is_running()
+
+
+def _run(coro: Coroutine[Any, Any, None]) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:  # pragma: no cover - a programming error, not a runtime condition
+        coro.close()
+        raise RuntimeError("Use the async publishers (agroup_send) inside an event loop.")
+    if _in_request_thread():
+
+        async def _wrapped() -> None:
+            await coro
+
+        async_to_sync(_wrapped)()
+    else:
+        asyncio.run_coroutine_threadsafe(coro, _publisher_loop()).result(timeout=10)
+
+
+async def agroup_send(group: str, event: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is None:  # pragma: no cover - settings always configure a layer
+        return
+    await layer.group_send(group, event)
+
+
+def group_send(group: str, event: dict[str, Any]) -> None:
+    """Publish ``event`` to ``group`` from synchronous code; never raises on a lost message."""
+    try:
+        _run(agroup_send(group, event))
+    except Exception:  # a broadcast is best-effort; the database stays the source of truth
+        log.exception("broadcast to %s failed", group)
+
+
+def chat_message(message_id: int) -> None:
+    from collab.tasks.models import Message
+    from collab.tasks.serializers import message_event
+
+    message = Message.objects.filter(pk=message_id).first()
+    if message is not None:
+        event = {"type": "chat.message", "message": message_event(message)}
+        group_send(task_group(message.task_id), event)
+
+
+def task_changed(task_id: int) -> None:
+    from collab.tasks.models import Task
+
+    task = Task.objects.filter(pk=task_id).first()
+    if task is not None:
+        group_send(
+            task_group(task_id),
+            {
+                "type": "task.changed",
+                "task": {
+                    "id": task.pk,
+                    "status": task.status,
+                    "status_label": task.get_status_display(),
+                    "title": task.title,
+                },
+            },
+        )

@@ -1,0 +1,135 @@
+"""WebSocket consumers. Thin: authenticate, authorise through selectors, validate every frame,
+hand client messages to services. See docs/protocol.md for frames and close codes."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
+from django.template.loader import render_to_string
+
+from collab.realtime.groups import task_group
+from collab.tasks import services as task_services
+from collab.tasks.selectors import TaskAccess, get_task_access
+
+log = logging.getLogger(__name__)
+
+
+class CloseCode:
+    """WebSocket close codes sent by Collab (4000-4999 are for applications)."""
+
+    INVALID_FRAME = 4400  # not JSON, not an object, unknown type or wrong fields
+    FORBIDDEN = 4403  # membership ended while connected
+    NOT_FOUND = 4404  # outsider or unknown task (handshake refused)
+    FRAME_TOO_LARGE = 4413  # a frame over WEBSOCKET_MAX_FRAME_BYTES
+
+
+class FrameError(Exception):
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+def parse_frame(
+    text: str | None, bytes_data: bytes | None, *, allowed: dict[str, set[str]]
+) -> dict[str, Any]:
+    """Validate one client frame: size, JSON object, known type, expected string fields."""
+    raw = text.encode() if text is not None else (bytes_data or b"")
+    if len(raw) > settings.WEBSOCKET_MAX_FRAME_BYTES:
+        raise FrameError(CloseCode.FRAME_TOO_LARGE, f"frame of {len(raw)} bytes is too large")
+    try:
+        frame = json.loads(raw)
+    except ValueError:
+        raise FrameError(CloseCode.INVALID_FRAME, "frame is not valid JSON") from None
+    if not isinstance(frame, dict):
+        raise FrameError(CloseCode.INVALID_FRAME, "frame is not a JSON object")
+    kind = frame.get("type")
+    if not isinstance(kind, str) or kind not in allowed:
+        raise FrameError(CloseCode.INVALID_FRAME, f"unknown frame type {kind!r}")
+    for field in allowed[kind]:
+        if not isinstance(frame.get(field), str):
+            raise FrameError(CloseCode.INVALID_FRAME, f"{kind} needs a string {field!r}")
+    return frame
+
+
+class TaskChatConsumer(AsyncWebsocketConsumer):
+    """``/ws/tasks/<id>/chat``: live chat and task events.
+
+    Browsers (htmx ws extension) get HTML fragments with out-of-band swaps; clients that
+    connect with ``?format=json`` get JSON events.
+    """
+
+    FRAMES: dict[str, set[str]] = {"chat.message": {"body"}, "ping": set()}
+
+    access: TaskAccess
+    group: str
+    as_json: bool
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        task_id = int(self.scope["url_route"]["kwargs"]["task_id"])
+        try:
+            self.access = await database_sync_to_async(get_task_access)(user, task_id)
+        except Http404:
+            await self.close(code=CloseCode.NOT_FOUND)
+            return
+        self.as_json = b"format=json" in self.scope.get("query_string", b"").split(b"&")
+        self.group = task_group(task_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        try:
+            frame = parse_frame(text_data, bytes_data, allowed=self.FRAMES)
+        except FrameError as exc:
+            log.warning("closing chat socket of %s: %s", self.scope.get("user"), exc.reason)
+            await self.close(code=exc.code, reason=exc.reason)
+            return
+        if frame["type"] == "ping":
+            await self.send(text_data=json.dumps({"type": "pong"}))
+            return
+        try:
+            await database_sync_to_async(self._post)(frame["body"])
+        except ValidationError as exc:
+            await self._send_error("invalid", " ".join(exc.messages))
+        except PermissionDenied as exc:
+            await self._send_error("forbidden", str(exc))
+        except Http404:
+            await self.close(code=CloseCode.FORBIDDEN)
+
+    def _post(self, body: str) -> None:
+        # Re-read membership: a role change or removal applies to open sockets too.
+        access = get_task_access(self.scope["user"], self.access.task.pk)
+        task_services.post_message(membership=access.membership, task=access.task, body=body)
+
+    async def _send_error(self, code: str, detail: str) -> None:
+        if self.as_json:
+            await self.send(text_data=json.dumps({"type": "error", "code": code, "detail": detail}))
+        else:
+            html = render_to_string("tasks/_chat_error.html", {"detail": detail})
+            await self.send(text_data=html)
+
+    async def chat_message(self, event: dict[str, Any]) -> None:
+        if self.as_json:
+            await self.send(text_data=json.dumps({"type": "chat.message", **event["message"]}))
+        else:
+            html = render_to_string("tasks/_chat_message_oob.html", {"message": event["message"]})
+            await self.send(text_data=html)
+
+    async def task_changed(self, event: dict[str, Any]) -> None:
+        if self.as_json:
+            await self.send(text_data=json.dumps({"type": "task.changed", **event["task"]}))
+        else:
+            html = render_to_string("tasks/_task_status_oob.html", {"task": event["task"]})
+            await self.send(text_data=html)

@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from collab.tasks import views
+
+app_name = "tasks"
+
+urlpatterns = [
+    path("w/<int:workspace_id>/", views.task_list, name="list"),
+    path("t/<int:task_id>/", views.task_detail, name="detail"),
+    path("t/<int:task_id>/messages/", views.post_message, name="post_message"),
+    path("t/<int:task_id>/messages/older/", views.older_messages, name="older_messages"),
+    path("t/<int:task_id>/status/", views.set_status, name="status"),
+]

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from collab.lib.requests import AuthedRequest
+from collab.tasks import selectors, services
+from collab.tasks.forms import MessageForm, StatusForm, TaskForm
+from collab.tasks.models import TaskStatus
+from collab.tasks.serializers import message_event
+from collab.workspaces.selectors import get_membership
+
+
+@login_required
+def task_list(request: AuthedRequest, workspace_id: int) -> HttpResponse:
+    membership = get_membership(request.user, workspace_id)
+    status = request.GET.get("status") or None
+    if status not in (None, *TaskStatus.values):
+        status = None
+    form = TaskForm(request.POST or None)
+    http_status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                task = services.create_task(membership=membership, **form.cleaned_data)
+            except ValidationError as exc:
+                form.add_error(None, exc)
+            else:
+                return redirect("tasks:detail", task_id=task.pk)
+        http_status = 400
+    context = {
+        "workspace": membership.workspace,
+        "membership": membership,
+        "tasks": selectors.list_tasks(membership.workspace, status=status),
+        "status": status,
+        "statuses": TaskStatus.choices,
+        "form": form,
+    }
+    if request.htmx and request.method == "GET":
+        return render(request, "tasks/task_list.html#task-rows", context)
+    return render(request, "tasks/task_list.html", context, status=http_status)
+
+
+@login_required
+def task_detail(request: AuthedRequest, task_id: int) -> HttpResponse:
+    access = selectors.get_task_access(request.user, task_id)
+    messages = [message_event(m) for m in selectors.list_messages(access.task)]
+    context = {
+        "task": access.task,
+        "workspace": access.task.workspace,
+        "membership": access.membership,
+        "can_edit": access.can_edit,
+        "messages": messages,
+        "has_older": len(messages) == selectors.page_size(),
+        "form": MessageForm(),
+        "status_form": StatusForm(initial={"status": access.task.status}),
+        "statuses": TaskStatus.choices,
+    }
+    return render(request, "tasks/task_detail.html", context)
+
+
+@login_required
+@require_GET
+def older_messages(request: AuthedRequest, task_id: int) -> HttpResponse:
+    access = selectors.get_task_access(request.user, task_id)
+    try:
+        before = int(request.GET["before"])
+    except (KeyError, ValueError):
+        return HttpResponse("before must be a message id", status=400)
+    messages = [message_event(m) for m in selectors.list_messages(access.task, before=before)]
+    return render(
+        request,
+        "tasks/task_detail.html#older-messages",
+        {
+            "task": access.task,
+            "messages": messages,
+            "has_older": len(messages) == selectors.page_size(),
+        },
+    )
+
+
+@login_required
+@require_POST
+def post_message(request: AuthedRequest, task_id: int) -> HttpResponse:
+    access = selectors.get_task_access(request.user, task_id)
+    form = MessageForm(request.POST)
+    if form.is_valid():
+        try:
+            services.post_message(
+                membership=access.membership, task=access.task, body=form.cleaned_data["body"]
+            )
+        except ValidationError as exc:
+            form.add_error("body" if hasattr(exc, "error_dict") else None, exc)
+        else:
+            if request.htmx:
+                # The message itself arrives over the WebSocket, like everyone else's.
+                return render(
+                    request,
+                    "tasks/task_detail.html#chat-form",
+                    {"task": access.task, "form": MessageForm(), "can_edit": True},
+                )
+            return redirect("tasks:detail", task_id=task_id)
+    if request.htmx:
+        return render(
+            request,
+            "tasks/task_detail.html#chat-form",
+            {"task": access.task, "form": form, "can_edit": True},
+            status=400,
+        )
+    return HttpResponse(" ".join(str(e) for errs in form.errors.values() for e in errs), status=400)
+
+
+@login_required
+@require_POST
+def set_status(request: AuthedRequest, task_id: int) -> HttpResponse:
+    access = selectors.get_task_access(request.user, task_id)
+    form = StatusForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse("Unknown status.", status=400)
+    services.set_task_status(
+        membership=access.membership, task=access.task, status=form.cleaned_data["status"]
+    )
+    if request.htmx:
+        return HttpResponse(status=204)
+    return redirect("tasks:detail", task_id=task_id)

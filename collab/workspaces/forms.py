@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from django import forms
+
+from collab.workspaces.models import Role
+
+
+class WorkspaceForm(forms.Form):
+    name = forms.CharField(max_length=120)
+
+
+class InvitationForm(forms.Form):
+    role = forms.ChoiceField(choices=[(Role.EDITOR, "Editor"), (Role.VIEWER, "Viewer")])
+    max_uses = forms.IntegerField(min_value=1, max_value=1000, initial=1, label="Uses")
+    days = forms.IntegerField(min_value=1, max_value=90, initial=7, label="Valid for (days)")
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices)

@@ -1,0 +1,141 @@
+"""Every change to workspaces, memberships and invitations goes through here."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from collab.workspaces.models import Invitation, Membership, Role, Workspace
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@transaction.atomic
+def create_workspace(*, owner: User, name: str) -> Workspace:
+    name = name.strip()
+    if not name:
+        raise ValidationError({"name": "A workspace needs a name."})
+    workspace = Workspace.objects.create(name=name)
+    Membership.objects.create(workspace=workspace, user=owner, role=Role.OWNER)
+    return workspace
+
+
+def _require_owner(actor: Membership) -> None:
+    if not actor.is_owner:
+        raise PermissionDenied("Only owners manage members.")
+
+
+def _lock_owners(workspace: Workspace) -> int:
+    """Lock the owner rows and count them, so two demotions cannot race past the last owner."""
+    return len(
+        list(
+            Membership.objects.select_for_update()
+            .filter(workspace=workspace, role=Role.OWNER)
+            .values_list("id", flat=True)
+        )
+    )
+
+
+@transaction.atomic
+def change_role(*, actor: Membership, membership: Membership, role: str) -> Membership:
+    _require_owner(actor)
+    if role not in Role.values:
+        raise ValidationError({"role": f"Unknown role {role!r}."})
+    if membership.workspace_id != actor.workspace_id:
+        raise PermissionDenied("That member belongs to another workspace.")
+    if membership.role == Role.OWNER and role != Role.OWNER and _lock_owners(actor.workspace) <= 1:
+        raise ValidationError({"role": "A workspace must keep at least one owner."})
+    membership.role = role
+    membership.save(update_fields=["role"])
+    return membership
+
+
+@transaction.atomic
+def remove_member(*, actor: Membership, membership: Membership) -> None:
+    if actor.pk != membership.pk:
+        _require_owner(actor)
+    if membership.workspace_id != actor.workspace_id:
+        raise PermissionDenied("That member belongs to another workspace.")
+    if membership.role == Role.OWNER and _lock_owners(actor.workspace) <= 1:
+        raise ValidationError(
+            "A workspace must keep at least one owner: make someone else an owner first."
+        )
+    membership.delete()
+
+
+def leave_workspace(*, membership: Membership) -> None:
+    remove_member(actor=membership, membership=membership)
+
+
+@dataclass(frozen=True)
+class NewInvitation:
+    invitation: Invitation
+    token: str  # shown once; only its hash is stored
+
+
+@transaction.atomic
+def create_invitation(
+    *, actor: Membership, role: str, max_uses: int = 1, days: int | None = None
+) -> NewInvitation:
+    _require_owner(actor)
+    if role not in (Role.EDITOR, Role.VIEWER):
+        raise ValidationError({"role": "Invite people as editors or viewers."})
+    if not 1 <= max_uses <= 1000:
+        raise ValidationError({"max_uses": "Between 1 and 1000 uses."})
+    days = settings.INVITATION_DEFAULT_DAYS if days is None else days
+    if not 1 <= days <= 90:
+        raise ValidationError({"days": "Between 1 and 90 days."})
+    token = secrets.token_urlsafe(24)
+    invitation = Invitation.objects.create(
+        workspace=actor.workspace,
+        role=role,
+        token_hash=hash_token(token),
+        created_by=actor.user,
+        expires_at=timezone.now() + timedelta(days=days),
+        max_uses=max_uses,
+    )
+    return NewInvitation(invitation=invitation, token=token)
+
+
+@transaction.atomic
+def revoke_invitation(*, actor: Membership, invitation: Invitation) -> None:
+    _require_owner(actor)
+    if invitation.workspace_id != actor.workspace_id:
+        raise PermissionDenied("That invitation belongs to another workspace.")
+    if invitation.revoked_at is None:
+        invitation.revoked_at = timezone.now()
+        invitation.save(update_fields=["revoked_at"])
+
+
+def find_invitation(token: str) -> Invitation | None:
+    return (
+        Invitation.objects.select_related("workspace").filter(token_hash=hash_token(token)).first()
+    )
+
+
+@transaction.atomic
+def accept_invitation(*, user: User, token: str) -> Membership:
+    """Join the invitation's workspace. Members who accept again keep their current role."""
+    invitation = Invitation.objects.select_for_update().filter(token_hash=hash_token(token)).first()
+    if invitation is None:
+        raise ValidationError("This invitation link is not valid.")
+    existing = Membership.objects.filter(workspace_id=invitation.workspace_id, user=user).first()
+    if existing is not None:
+        return existing
+    if not invitation.is_usable:
+        raise ValidationError(f"This invitation link is {invitation.state}.")
+    invitation.uses += 1
+    invitation.save(update_fields=["uses"])
+    return Membership.objects.create(
+        workspace_id=invitation.workspace_id, user=user, role=invitation.role
+    )
