@@ -10,3 +10,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
+
+# WhiteNoise warns (an error under our warning filters) when STATIC_ROOT does not exist yet.
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
+WHITENOISE_USE_FINDERS = True

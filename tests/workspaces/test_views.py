@@ -1,0 +1,258 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from collab.workspaces.models import Invitation, Membership, Role, Workspace
+from collab.workspaces.services import create_invitation
+from tests.factories import membership_of
+
+pytestmark = pytest.mark.django_db
+
+
+def test_signed_out_visitors_are_sent_to_log_in(client, workspace):
+    response = client.get(reverse("tasks:list", args=[workspace.pk]))
+
+    assert response.status_code == 302
+    assert reverse("accounts:login") in response["Location"]
+
+
+def test_creating_a_workspace_from_the_list_page(as_user, alice):
+    response = as_user(alice).post(reverse("workspaces:list"), {"name": "Research"})
+
+    workspace = Workspace.objects.get(name="Research")
+    assert response.status_code == 302
+    assert membership_of(workspace, alice).role == Role.OWNER
+
+
+def test_a_workspace_without_a_name_is_refused_with_400(as_user, alice):
+    response = as_user(alice).post(reverse("workspaces:list"), {"name": ""})
+
+    assert response.status_code == 400
+    assert b"This field is required" in response.content
+    assert not Workspace.objects.exists()
+
+
+def test_the_list_shows_only_my_workspaces(as_user, workspace, mallory):
+    response = as_user(mallory).get(reverse("workspaces:list"))
+
+    assert workspace.name.encode() not in response.content
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["tasks:list", "workspaces:members"],
+)
+def test_outsiders_get_404_for_workspace_pages(as_user, workspace, mallory, name):
+    response = as_user(mallory).get(reverse(name, args=[workspace.pk]))
+
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("name", "extra"),
+    [
+        ("workspaces:leave", []),
+        ("workspaces:invite", []),
+        ("workspaces:role", ["member"]),
+        ("workspaces:remove", ["member"]),
+        ("workspaces:revoke_invitation", ["invitation"]),
+    ],
+)
+def test_outsiders_get_404_for_workspace_actions(as_user, workspace, alice, mallory, name, extra):
+    ids = {
+        "member": membership_of(workspace, alice).pk,
+        "invitation": create_invitation(
+            actor=membership_of(workspace, alice), role=Role.EDITOR
+        ).invitation.pk,
+    }
+    url = reverse(name, args=[workspace.pk, *[ids[e] for e in extra]])
+
+    response = as_user(mallory).post(url, {"role": "viewer", "max_uses": 1, "days": 1})
+
+    assert response.status_code == 404
+    assert membership_of(workspace, alice).role == Role.OWNER
+
+
+@pytest.mark.parametrize("user", ["alice", "bob", "carol"])
+def test_every_member_sees_the_members_page(as_user, workspace, user, request):
+    response = as_user(request.getfixturevalue(user)).get(
+        reverse("workspaces:members", args=[workspace.pk])
+    )
+
+    assert response.status_code == 200
+    for name in (b"alice", b"bob", b"carol"):
+        assert name in response.content
+
+
+@pytest.mark.parametrize("user", ["bob", "carol"])
+def test_only_owners_change_roles(as_user, workspace, user, carol, request):
+    target = membership_of(workspace, carol)
+
+    response = as_user(request.getfixturevalue(user)).post(
+        reverse("workspaces:role", args=[workspace.pk, target.pk]), {"role": "owner"}
+    )
+
+    assert response.status_code == 403
+    assert membership_of(workspace, carol).role == Role.VIEWER
+
+
+def test_an_owner_changes_a_role(as_user, workspace, alice, carol):
+    target = membership_of(workspace, carol)
+
+    response = as_user(alice).post(
+        reverse("workspaces:role", args=[workspace.pk, target.pk]), {"role": "editor"}
+    )
+
+    assert response.status_code == 302
+    assert membership_of(workspace, carol).role == Role.EDITOR
+
+
+def test_an_unknown_role_is_refused_with_400(as_user, workspace, alice, carol):
+    target = membership_of(workspace, carol)
+
+    response = as_user(alice).post(
+        reverse("workspaces:role", args=[workspace.pk, target.pk]), {"role": "emperor"}
+    )
+
+    assert response.status_code == 400
+    assert membership_of(workspace, carol).role == Role.VIEWER
+
+
+def test_the_last_owner_cannot_demote_themselves(as_user, workspace, alice):
+    me = membership_of(workspace, alice)
+
+    response = as_user(alice).post(
+        reverse("workspaces:role", args=[workspace.pk, me.pk]), {"role": "viewer"}
+    )
+
+    assert response.status_code == 400
+    assert b"at least one owner" in response.content
+    assert membership_of(workspace, alice).role == Role.OWNER
+
+
+def test_an_owner_removes_a_member(as_user, workspace, alice, bob):
+    target = membership_of(workspace, bob)
+
+    response = as_user(alice).post(reverse("workspaces:remove", args=[workspace.pk, target.pk]))
+
+    assert response.status_code == 302
+    assert not Membership.objects.filter(pk=target.pk).exists()
+
+
+def test_an_editor_cannot_remove_anyone(as_user, workspace, bob, carol):
+    target = membership_of(workspace, carol)
+
+    response = as_user(bob).post(reverse("workspaces:remove", args=[workspace.pk, target.pk]))
+
+    assert response.status_code == 403
+    assert Membership.objects.filter(pk=target.pk).exists()
+
+
+def test_a_member_leaves_and_loses_access(as_user, workspace, carol):
+    client = as_user(carol)
+
+    response = client.post(reverse("workspaces:leave", args=[workspace.pk]))
+
+    assert response.status_code == 302
+    assert client.get(reverse("tasks:list", args=[workspace.pk])).status_code == 404
+
+
+def test_the_last_owner_cannot_leave(as_user, workspace, alice):
+    response = as_user(alice).post(reverse("workspaces:leave", args=[workspace.pk]))
+
+    assert response.status_code == 400
+    assert membership_of(workspace, alice).role == Role.OWNER
+
+
+@pytest.mark.parametrize("user", ["bob", "carol"])
+def test_only_owners_create_invitations(as_user, workspace, user, request):
+    response = as_user(request.getfixturevalue(user)).post(
+        reverse("workspaces:invite", args=[workspace.pk]),
+        {"role": "editor", "max_uses": 1, "days": 7},
+    )
+
+    assert response.status_code == 403
+    assert not Invitation.objects.exists()
+
+
+def test_an_owner_creates_an_invitation_link_shown_once(as_user, workspace, alice):
+    client = as_user(alice)
+
+    response = client.post(
+        reverse("workspaces:invite", args=[workspace.pk]),
+        {"role": "viewer", "max_uses": 3, "days": 2},
+    )
+
+    assert response.status_code == 200
+    link = re.search(rb'value="(http://testserver/invite/[^"]+/)"', response.content)
+    assert link is not None
+    invitation = Invitation.objects.get()
+    assert (invitation.role, invitation.max_uses) == (Role.VIEWER, 3)
+    # The members page never shows the link again: only its hash is kept.
+    assert (
+        link.group(1) not in client.get(reverse("workspaces:members", args=[workspace.pk])).content
+    )
+
+
+def test_a_malformed_invitation_form_answers_400_with_reasons(as_user, workspace, alice):
+    response = as_user(alice).post(
+        reverse("workspaces:invite", args=[workspace.pk]),
+        {"role": "owner", "max_uses": 0, "days": 365},
+    )
+
+    assert response.status_code == 400
+    assert b"Select a valid choice" in response.content
+    assert b"greater than or equal to 1" in response.content
+    assert not Invitation.objects.exists()
+
+
+def test_an_invitation_link_sends_signed_out_visitors_to_sign_up(client, workspace, alice):
+    new = create_invitation(actor=membership_of(workspace, alice), role=Role.EDITOR)
+
+    response = client.get(reverse("workspaces:invitation", args=[new.token]))
+
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("accounts:signup"))
+
+
+def test_accepting_an_invitation_joins_the_workspace(as_user, workspace, alice, mallory):
+    new = create_invitation(actor=membership_of(workspace, alice), role=Role.EDITOR)
+    client = as_user(mallory)
+
+    assert b"Join" in client.get(reverse("workspaces:invitation", args=[new.token])).content
+    response = client.post(reverse("workspaces:invitation", args=[new.token]))
+
+    assert response.status_code == 302
+    assert membership_of(workspace, mallory).role == Role.EDITOR
+
+
+def test_a_used_up_invitation_is_refused_with_400(as_user, workspace, alice, mallory, carol):
+    Membership.objects.filter(user=carol).delete()
+    new = create_invitation(actor=membership_of(workspace, alice), role=Role.EDITOR)
+    as_user(carol).post(reverse("workspaces:invitation", args=[new.token]))
+
+    response = as_user(mallory).post(reverse("workspaces:invitation", args=[new.token]))
+
+    assert response.status_code == 400
+    assert b"used up" in response.content
+    assert not Membership.objects.filter(user=mallory).exists()
+
+
+def test_an_unknown_invitation_token_is_404(as_user, mallory):
+    response = as_user(mallory).get(reverse("workspaces:invitation", args=["nope"]))
+
+    assert response.status_code == 404
+
+
+def test_an_owner_revokes_an_invitation(as_user, workspace, alice):
+    new = create_invitation(actor=membership_of(workspace, alice), role=Role.EDITOR)
+
+    as_user(alice).post(
+        reverse("workspaces:revoke_invitation", args=[workspace.pk, new.invitation.pk])
+    )
+
+    new.invitation.refresh_from_db()
+    assert new.invitation.state == "revoked"
