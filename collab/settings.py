@@ -82,6 +82,8 @@ TEMPLATES = [
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
+            # {% partialdef %} everywhere, as Django 6 has built in (see docs/adr/0001).
+            "builtins": ["template_partials.templatetags.partials"],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
