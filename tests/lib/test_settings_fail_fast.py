@@ -1,0 +1,69 @@
+"""Settings stop the process at start-up on a bad value, instead of misbehaving later."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VARIABLES = (
+    "SECRET_KEY",
+    "DEBUG",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "CHAT_PAGE_SIZE",
+    "INVITATION_DEFAULT_DAYS",
+    "SECURE_COOKIES",
+    "BEHIND_TLS_PROXY",
+)
+
+
+def _django_setup(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in VARIABLES and not key.endswith("_FILE")
+    }
+    environ.update(DJANGO_SETTINGS_MODULE="collab.settings", DATA_DIR=str(tmp_path), **env)
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_settings_load_with_no_environment_at_all(tmp_path):
+    result = _django_setup(tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "secret_key").exists()
+
+
+@pytest.mark.parametrize(
+    ("env", "reason"),
+    [
+        ({"DATABASE_URL": "nonsense://somewhere/db"}, "DATABASE_URL cannot be parsed"),
+        ({"DATABASE_URL": "postgres://user@host:notaport/db"}, "DATABASE_URL cannot be parsed"),
+        ({"SECRET_KEY": "too-short"}, "SECRET_KEY must be at least 32 characters"),
+        ({"DEBUG": "perhaps"}, "DEBUG='perhaps' is not a boolean"),
+        ({"CHAT_PAGE_SIZE": "fifty"}, "CHAT_PAGE_SIZE='fifty' is not an integer"),
+        ({"INVITATION_DEFAULT_DAYS": "0"}, "INVITATION_DEFAULT_DAYS=0 must be at least 1"),
+        ({"SECRET_KEY_FILE": "/nonexistent/secret"}, "SECRET_KEY_FILE=.* cannot be read"),
+    ],
+)
+def test_settings_fail_fast_on_a_bad_value(tmp_path, env, reason):
+    result = _django_setup(tmp_path, **env)
+
+    assert result.returncode != 0
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert last_line.startswith("django.core.exceptions.ImproperlyConfigured:")
+    assert re.search(reason, last_line)
