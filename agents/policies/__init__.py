@@ -1,0 +1,51 @@
+"""Clarification policies: pure Python, a Situation in, a Decision out (docs/policies.md).
+
+Importing this package registers the built-in policies; use `get_policy(name)`.
+"""
+
+from __future__ import annotations
+
+from agents.policies import never  # noqa: F401  (registers the policy)
+from agents.policies.base import (
+    ACTIONS,
+    DEFAULT_POLICY,
+    POLICY_NAMES,
+    Action,
+    AskingBudget,
+    Assumption,
+    Decision,
+    Interpretation,
+    LearningPolicy,
+    Policy,
+    Question,
+    Signals,
+    Situation,
+    SlotSpec,
+    SlotState,
+    UnknownPolicyError,
+    get_policy,
+    register,
+    registered_names,
+)
+
+__all__ = [
+    "ACTIONS",
+    "DEFAULT_POLICY",
+    "POLICY_NAMES",
+    "Action",
+    "AskingBudget",
+    "Assumption",
+    "Decision",
+    "Interpretation",
+    "LearningPolicy",
+    "Policy",
+    "Question",
+    "Signals",
+    "Situation",
+    "SlotSpec",
+    "SlotState",
+    "UnknownPolicyError",
+    "get_policy",
+    "register",
+    "registered_names",
+]
