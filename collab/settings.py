@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "collab.workspaces",
     "collab.tasks",
     "collab.realtime",
+    "collab.audit",
 ]
 
 MIDDLEWARE = [
@@ -71,6 +72,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "collab.audit.context.AuditOriginMiddleware",
 ]
 
 ROOT_URLCONF = "collab.urls"

@@ -17,6 +17,7 @@ urlpatterns = [
     path("accounts/", include("collab.accounts.urls")),
     path("", include("collab.workspaces.urls")),
     path("", include("collab.tasks.urls")),
+    path("", include("collab.audit.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

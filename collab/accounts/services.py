@@ -12,6 +12,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from collab.accounts.models import ApiToken
+from collab.audit.models import AuditEvent
+from collab.audit.services import record_event
 from collab.workspaces.services import hash_token
 
 TOKEN_PREFIX = "collab_"  # noqa: S105 - a public prefix, not a secret
@@ -36,6 +38,11 @@ def create_api_token(*, user: User, name: str) -> NewApiToken:
     api_token = ApiToken.objects.create(
         user=user, name=name, prefix=token[: len(TOKEN_PREFIX) + 6], token_hash=hash_token(token)
     )
+    record_event(
+        actor=user,
+        action=AuditEvent.Action.API_TOKEN_CREATED,
+        target=f"{name} ({api_token.prefix}…)",
+    )
     return NewApiToken(api_token=api_token, token=token)
 
 
@@ -46,6 +53,10 @@ def revoke_api_token(*, user: User, token_id: int) -> None:
     )
     if not updated and not ApiToken.objects.filter(pk=token_id, user=user).exists():
         raise ApiToken.DoesNotExist
+    if updated:
+        record_event(
+            actor=user, action=AuditEvent.Action.API_TOKEN_REVOKED, target=f"token {token_id}"
+        )
 
 
 def authenticate_api_token(token: str) -> User | None:

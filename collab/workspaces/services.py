@@ -13,7 +13,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from collab.audit.models import AuditEvent
+from collab.audit.services import record_event
 from collab.workspaces.models import Invitation, Membership, Role, Workspace
+
+Action = AuditEvent.Action
 
 
 def hash_token(token: str) -> str:
@@ -27,6 +31,7 @@ def create_workspace(*, owner: User, name: str) -> Workspace:
         raise ValidationError({"name": "A workspace needs a name."})
     workspace = Workspace.objects.create(name=name)
     Membership.objects.create(workspace=workspace, user=owner, role=Role.OWNER)
+    record_event(actor=owner, action=Action.WORKSPACE_CREATED, workspace=workspace, target=name)
     return workspace
 
 
@@ -55,8 +60,16 @@ def change_role(*, actor: Membership, membership: Membership, role: str) -> Memb
         raise PermissionDenied("That member belongs to another workspace.")
     if membership.role == Role.OWNER and role != Role.OWNER and _lock_owners(actor.workspace) <= 1:
         raise ValidationError({"role": "A workspace must keep at least one owner."})
+    old_role = membership.role
     membership.role = role
     membership.save(update_fields=["role"])
+    record_event(
+        actor=actor.user,
+        action=Action.MEMBER_ROLE_CHANGED,
+        workspace=actor.workspace,
+        target=membership.user.get_username(),
+        data={"from": old_role, "to": role},
+    )
     return membership
 
 
@@ -70,6 +83,14 @@ def remove_member(*, actor: Membership, membership: Membership) -> None:
         raise ValidationError(
             "A workspace must keep at least one owner: make someone else an owner first."
         )
+    leaving = actor.pk == membership.pk
+    record_event(
+        actor=actor.user,
+        action=Action.MEMBER_LEFT if leaving else Action.MEMBER_REMOVED,
+        workspace=actor.workspace,
+        target=membership.user.get_username(),
+        data={"role": membership.role},
+    )
     membership.delete()
 
 
@@ -104,6 +125,13 @@ def create_invitation(
         expires_at=timezone.now() + timedelta(days=days),
         max_uses=max_uses,
     )
+    record_event(
+        actor=actor.user,
+        action=Action.INVITATION_CREATED,
+        workspace=actor.workspace,
+        target=f"invitation {invitation.pk}",
+        data={"role": role, "max_uses": max_uses, "days": days},
+    )
     return NewInvitation(invitation=invitation, token=token)
 
 
@@ -115,6 +143,12 @@ def revoke_invitation(*, actor: Membership, invitation: Invitation) -> None:
     if invitation.revoked_at is None:
         invitation.revoked_at = timezone.now()
         invitation.save(update_fields=["revoked_at"])
+        record_event(
+            actor=actor.user,
+            action=Action.INVITATION_REVOKED,
+            workspace=actor.workspace,
+            target=f"invitation {invitation.pk}",
+        )
 
 
 def find_invitation(token: str) -> Invitation | None:
@@ -136,6 +170,14 @@ def accept_invitation(*, user: User, token: str) -> Membership:
         raise ValidationError(f"This invitation link is {invitation.state}.")
     invitation.uses += 1
     invitation.save(update_fields=["uses"])
-    return Membership.objects.create(
+    membership = Membership.objects.create(
         workspace_id=invitation.workspace_id, user=user, role=invitation.role
     )
+    record_event(
+        actor=user,
+        action=Action.MEMBER_JOINED,
+        workspace=invitation.workspace,
+        target=user.get_username(),
+        data={"role": invitation.role, "invitation": invitation.pk},
+    )
+    return membership
