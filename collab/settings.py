@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "template_partials",
+    "ninja",  # serves the API docs page's assets locally (no CDN)
     "collab.core",
     "collab.accounts",
     "collab.workspaces",

@@ -1,7 +1,30 @@
-"""The JSON API under /api/ (django-ninja); OpenAPI schema at /api/openapi.json."""
+"""The JSON API under /api/ (django-ninja).
+
+The OpenAPI schema is at /api/openapi.json and an interactive page at /api/docs (served from
+our own static files, no network needed). See docs/api.md.
+"""
 
 from __future__ import annotations
 
-from ninja import NinjaAPI
+from ninja import NinjaAPI, Swagger
 
-api = NinjaAPI(title="Collab API", version="1", urls_namespace="api")
+from collab.api import tasks, workspaces
+from collab.api.auth import ApiToken, BrowserSession
+from collab.api.errors import install_error_handlers
+
+api = NinjaAPI(
+    title="Collab API",
+    version="1",
+    description=(
+        "Workspaces, tasks and chat of Collab. Authenticate with a personal API token from "
+        "your settings page: `Authorization: Bearer <token>`. Errors answer "
+        '`{"detail": "..."}`; a 400 adds `"errors": {"field": ["reason"]}`.'
+    ),
+    urls_namespace="api",
+    auth=[ApiToken(), BrowserSession()],
+    # Swagger UI would otherwise ask an online validator about our schema.
+    docs=Swagger(settings={"validatorUrl": None}),
+)
+install_error_handlers(api)
+api.add_router("/workspaces", workspaces.router)
+api.add_router("/tasks", tasks.router)

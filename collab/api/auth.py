@@ -1,0 +1,40 @@
+"""Who is calling the API: a personal token (``Authorization: Bearer``) or the browser session.
+
+A request that carries an ``Authorization`` header is judged by its token alone: a bad token
+answers 401 even when a session cookie rides along. Without the header the Django session is
+accepted, with Django's CSRF check on writes (the docs page sends the token for you).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.http import HttpRequest
+from ninja.security import HttpBearer, SessionAuth
+
+from collab.accounts.services import authenticate_api_token
+
+
+class ApiToken(HttpBearer):
+    """``Authorization: Bearer <token>`` with a token from the settings page."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> User | None:
+        return authenticate_api_token(token.strip())
+
+
+class BrowserSession(SessionAuth):
+    """The logged-in browser session, CSRF-checked on unsafe methods."""
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if "authorization" in request.headers:
+            return None  # the token decides alone
+        return super().__call__(request)
+
+
+def current_user(request: HttpRequest) -> User:
+    """The user that authenticated this API request."""
+    user = getattr(request, "auth", None)
+    if not isinstance(user, User):  # pragma: no cover - auth runs before every operation
+        raise TypeError("API operation reached without an authenticated user.")
+    return user

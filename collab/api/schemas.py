@@ -1,0 +1,94 @@
+"""What the API reads and writes. Field names are the public contract: change with care."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ninja import Field, Schema
+from pydantic import ConfigDict
+
+from collab.tasks.models import TaskStatus
+from collab.workspaces.models import Role
+
+MAX_PAGE = 200
+
+
+class Error(Schema):
+    detail: str = Field(description="One sentence saying what went wrong.")
+
+
+class BadRequest(Error):
+    errors: dict[str, list[str]] = Field(
+        description="Reasons per field; `__all__` holds reasons about the whole request."
+    )
+
+
+class WorkspaceOut(Schema):
+    id: int
+    name: str
+    role: Role = Field(description="Your role in this workspace.")
+    created_at: datetime
+
+
+class TaskOut(Schema):
+    id: int
+    workspace_id: int
+    title: str
+    goal: str
+    status: TaskStatus
+    created_at: datetime
+    updated_at: datetime
+
+
+class DocumentOut(Schema):
+    text: str = Field(description="The document as plain markdown text.")
+    updated_at: datetime | None
+
+
+class TaskDetailOut(TaskOut):
+    role: Role = Field(description="Your role in the task's workspace.")
+    can_edit: bool = Field(description="Whether you may post messages and change the task.")
+    document: DocumentOut
+
+
+class TaskIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(description="Up to 200 characters.")
+    goal: str = Field("", description="What should be true when the task is done.")
+
+
+class TaskFilter(Schema):
+    status: TaskStatus | None = None
+
+
+class MessageOut(Schema):
+    id: int
+    task_id: int
+    kind: str = Field(description="`human`, `agent` or `system`.")
+    author: str = Field(description="The author's display name when the message was posted.")
+    body: str = Field(description="Markdown source.")
+    created_at: datetime
+
+
+class MessageIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    body: str = Field(description="Markdown, up to 20,000 characters.")
+
+
+class MessagePageQuery(Schema):
+    before: int | None = Field(
+        None, ge=1, description="Only messages with a smaller id (the previous page)."
+    )
+    limit: int | None = Field(
+        None, ge=1, le=MAX_PAGE, description=f"Page size, at most {MAX_PAGE}."
+    )
+
+
+class MessagePage(Schema):
+    messages: list[MessageOut] = Field(description="Oldest first.")
+    has_more: bool = Field(description="Whether older messages exist.")
+    next_before: int | None = Field(
+        description="Pass as `before` to get the previous (older) page; null when none."
+    )

@@ -1,0 +1,60 @@
+"""/api/workspaces: the caller's workspaces and their tasks."""
+
+from __future__ import annotations
+
+from django.db.models import F, QuerySet
+from django.http import HttpRequest
+from ninja import Query, Router, Status
+
+from collab.api.auth import current_user
+from collab.api.schemas import (
+    BadRequest,
+    Error,
+    TaskDetailOut,
+    TaskFilter,
+    TaskIn,
+    TaskOut,
+    WorkspaceOut,
+)
+from collab.api.tasks import task_detail
+from collab.tasks.models import Task
+from collab.tasks.selectors import get_task_access, list_tasks
+from collab.tasks.services import create_task
+from collab.workspaces.models import Workspace
+from collab.workspaces.selectors import get_membership, list_workspaces_for_user
+
+router = Router(tags=["workspaces"])
+
+ERRORS = {400: BadRequest, 401: Error, 404: Error}
+
+
+@router.get("", response={200: list[WorkspaceOut], 401: Error}, summary="List your workspaces")
+def list_workspaces(request: HttpRequest) -> QuerySet[Workspace]:
+    # The selector joins the caller's membership; its role comes along from the same row.
+    return list_workspaces_for_user(current_user(request)).annotate(role=F("memberships__role"))
+
+
+@router.get(
+    "/{int:workspace_id}/tasks",
+    response={200: list[TaskOut], **ERRORS},
+    summary="List a workspace's tasks, most recently active first",
+)
+def list_workspace_tasks(
+    request: HttpRequest, workspace_id: int, filters: Query[TaskFilter]
+) -> QuerySet[Task]:
+    membership = get_membership(current_user(request), workspace_id)
+    return list_tasks(membership.workspace, status=filters.status)
+
+
+@router.post(
+    "/{int:workspace_id}/tasks",
+    response={201: TaskDetailOut, **ERRORS, 403: Error},
+    summary="Create a task (owners and editors)",
+)
+def create_workspace_task(
+    request: HttpRequest, workspace_id: int, payload: TaskIn
+) -> Status[dict[str, object]]:
+    user = current_user(request)
+    membership = get_membership(user, workspace_id)
+    task = create_task(membership=membership, title=payload.title, goal=payload.goal)
+    return Status(201, task_detail(get_task_access(user, task.pk)))
