@@ -18,9 +18,13 @@ help:
 	@echo "make check  - ruff format/lint, mypy, makemigrations --check"
 	@echo "make assets - re-vendor the pinned npm packages into static/vendor (needs Node)"
 
+# A half-made virtualenv (Debian and Ubuntu ship venv without ensurepip) is removed, not reused.
 $(PY):
-	@test -n "$(PYTHON)" || { echo "Collab needs Python 3.11 or newer on PATH."; exit 1; }
-	$(PYTHON) -m venv $(VENV)
+	@test -n "$(PYTHON)" || { echo "Collab needs Python 3.11 or newer on PATH (or PYTHON=...)."; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+		|| { echo "$(PYTHON) is older than Python 3.11; pass PYTHON=python3.11 or newer."; exit 1; }
+	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+		echo "Could not create $(VENV): on Debian or Ubuntu, install python3-venv first."; exit 1; }
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed: $(PY) pyproject.toml
