@@ -9,7 +9,7 @@ from __future__ import annotations
 from ninja import NinjaAPI, Swagger
 
 from collab.api import tasks, workspaces
-from collab.api.auth import ApiToken, BrowserSession
+from collab.api.auth import BearerToken, BrowserSession
 from collab.api.errors import install_error_handlers
 
 api = NinjaAPI(
@@ -21,7 +21,7 @@ api = NinjaAPI(
         '`{"detail": "..."}`; a 400 adds `"errors": {"field": ["reason"]}`.'
     ),
     urls_namespace="api",
-    auth=[ApiToken(), BrowserSession()],
+    auth=[BearerToken(), BrowserSession()],
     # Swagger UI would otherwise ask an online validator about our schema.
     docs=Swagger(settings={"validatorUrl": None}),
 )

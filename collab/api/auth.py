@@ -16,7 +16,7 @@ from ninja.security import HttpBearer, SessionAuth
 from collab.accounts.services import authenticate_api_token
 
 
-class ApiToken(HttpBearer):
+class BearerToken(HttpBearer):
     """``Authorization: Bearer <token>`` with a token from the settings page."""
 
     def authenticate(self, request: HttpRequest, token: str) -> User | None:

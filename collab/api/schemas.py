@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from ninja import Field, Schema
-from pydantic import ConfigDict
+from pydantic import ConfigDict, field_validator
 
 from collab.tasks.models import TaskStatus
 from collab.workspaces.models import Role
@@ -59,7 +59,12 @@ class TaskIn(Schema):
 
 
 class TaskFilter(Schema):
-    status: TaskStatus | None = None
+    status: TaskStatus | None = Field(None, description="Only tasks in this status; empty for all.")
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def empty_means_all(cls, value: object) -> object:
+        return None if value == "" else value
 
 
 class MessageOut(Schema):

@@ -18,7 +18,7 @@ from collab.api.schemas import (
 )
 from collab.api.tasks import task_detail
 from collab.tasks.models import Task
-from collab.tasks.selectors import get_task_access, list_tasks
+from collab.tasks.selectors import TaskAccess, list_tasks
 from collab.tasks.services import create_task
 from collab.workspaces.models import Workspace
 from collab.workspaces.selectors import get_membership, list_workspaces_for_user
@@ -54,7 +54,6 @@ def list_workspace_tasks(
 def create_workspace_task(
     request: HttpRequest, workspace_id: int, payload: TaskIn
 ) -> Status[dict[str, object]]:
-    user = current_user(request)
-    membership = get_membership(user, workspace_id)
+    membership = get_membership(current_user(request), workspace_id)
     task = create_task(membership=membership, title=payload.title, goal=payload.goal)
-    return Status(201, task_detail(get_task_access(user, task.pk)))
+    return Status(201, task_detail(TaskAccess(task=task, membership=membership)))

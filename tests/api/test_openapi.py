@@ -22,13 +22,13 @@ def test_openapi_schema_lists_every_endpoint(db: None) -> None:
 
 def test_openapi_schema_declares_bearer_auth_on_every_operation(db: None) -> None:
     schema = Client().get("/api/openapi.json").json()
-    assert schema["components"]["securitySchemes"]["ApiToken"] == {
+    assert schema["components"]["securitySchemes"]["BearerToken"] == {
         "type": "http",
         "scheme": "bearer",
     }
     for methods in schema["paths"].values():
         for operation in methods.values():
-            assert {"ApiToken": []} in operation["security"]
+            assert {"BearerToken": []} in operation["security"]
 
 
 def test_openapi_schema_documents_the_error_shape(db: None) -> None:

@@ -72,6 +72,7 @@ def test_task_list_filters_by_status(
     assert [t["title"] for t in client.get(url, {"status": "done"}).json()] == ["Book the venue"]
     assert [t["title"] for t in client.get(url, {"status": "open"}).json()] == ["Pick a date"]
     assert len(client.get(url).json()) == 2
+    assert len(client.get(url, {"status": ""}).json()) == 2
 
 
 def test_unknown_status_filter_answers_400_with_a_field_error(
