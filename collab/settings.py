@@ -13,7 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from collab.lib.env import env_bool, env_int, env_list, env_str
+from collab.lib.env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("DATA_DIR", str(BASE_DIR / "data")) or "data")
@@ -179,6 +179,27 @@ STORAGES = {
 CHAT_MESSAGE_MAX_CHARS = 20_000
 CHAT_PAGE_SIZE = env_int("CHAT_PAGE_SIZE", 50, minimum=1)
 WEBSOCKET_MAX_FRAME_BYTES = 64 * 1024
+# Live documents (see docs/protocol.md "Document"): a binary y-websocket frame over this size
+# closes the socket with 4413 before it is parsed.
+DOCUMENT_MAX_FRAME_BYTES = env_int("DOCUMENT_MAX_FRAME_BYTES", 1024 * 1024, minimum=1024)
+# Updates are written to the database in batches: the first pending update waits this long.
+DOCUMENT_FLUSH_DELAY = env_float("DOCUMENT_FLUSH_DELAY", 0.05)
+# A room without sockets stays loaded this long, then flushes and unloads.
+DOCUMENT_ROOM_IDLE_SECONDS = env_float("DOCUMENT_ROOM_IDLE_SECONDS", 30.0)
+# A socket that has been sent nothing for this long gets a sync step 1 (y-websocket clients
+# reconnect after 30 s of silence); rooms also re-read the update log this often.
+DOCUMENT_KEEPALIVE_SECONDS = env_float("DOCUMENT_KEEPALIVE_SECONDS", 15.0)
+DOCUMENT_CATCHUP_SECONDS = env_float("DOCUMENT_CATCHUP_SECONDS", 10.0)
+# Sockets re-read the member's role at most this often (role changes apply to open sockets).
+DOCUMENT_ROLE_REFRESH_SECONDS = env_float("DOCUMENT_ROLE_REFRESH_SECONDS", 5.0)
+# Fold the update log into the snapshot once this many rows follow it.
+DOCUMENT_COMPACT_AFTER = env_int("DOCUMENT_COMPACT_AFTER", 500, minimum=1)
+# At most one "edits" version per this many seconds while people type.
+DOCUMENT_VERSION_INTERVAL = env_float("DOCUMENT_VERSION_INTERVAL", 60.0)
+# Redis pub/sub channels are shared by every database number: prefix them per deployment.
+DOCUMENT_RELAY_PREFIX = (
+    env_str("DOCUMENT_RELAY_PREFIX", "collab:" + (REDIS_URL or "").rsplit("/", 1)[-1]) or "collab"
+)
 INVITATION_DEFAULT_DAYS = env_int("INVITATION_DEFAULT_DAYS", 7, minimum=1)
 
 LOGGING = {

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db.models import QuerySet
 from django.http import Http404
 
-from collab.tasks.models import Message, Task, TaskStatus
+from collab.tasks.models import DocumentUpdate, DocumentVersion, Message, Task, TaskStatus
 from collab.workspaces.models import Membership, Workspace
 from collab.workspaces.selectors import AnyUser, get_membership
 
@@ -63,3 +65,71 @@ def list_messages(
 
 def page_size() -> int:
     return int(settings.CHAT_PAGE_SIZE)
+
+
+# --- document history (the task comes from get_task_access, so the reader is a member) ------
+
+
+def list_document_versions(task: Task, *, limit: int = 50) -> list[DocumentVersion]:
+    """The newest versions of the task's document first (text, kind, authors, time)."""
+    return list(DocumentVersion.objects.filter(document__task=task).order_by("-id")[:limit])
+
+
+def get_document_version(task: Task, version_id: int) -> DocumentVersion:
+    version = DocumentVersion.objects.filter(pk=version_id, document__task=task).first()
+    if version is None:
+        raise Http404("No such version.")
+    return version
+
+
+def document_version_diff(version: DocumentVersion) -> str:
+    """A unified diff from the previous version (or the empty document) to ``version``."""
+    previous = (
+        DocumentVersion.objects.filter(document_id=version.document_id, id__lt=version.pk)
+        .order_by("-id")
+        .only("text")
+        .first()
+    )
+    before = previous.text if previous is not None else ""
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            version.text.splitlines(keepends=True),
+            fromfile="previous" if previous is not None else "empty",
+            tofile=f"version {version.pk}",
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """A run of consecutive persisted changes by one author."""
+
+    author_label: str
+    author_id: int | None
+    origin: str
+    first_at: datetime
+    last_at: datetime
+    changes: int
+
+
+def list_document_contributions(task: Task, *, limit: int = 100) -> list[Contribution]:
+    """Who changed the document and when, newest first, from the update log (consecutive
+    batches by the same author are grouped)."""
+    rows = (
+        DocumentUpdate.objects.filter(document__task=task)
+        .order_by("-id")
+        .values_list("author_label", "author_id", "origin", "created_at")[: limit * 20]
+    )
+    runs: list[Contribution] = []
+    for label, author_id, origin, created_at in rows:
+        last = runs[-1] if runs else None
+        if last is not None and (last.author_label, last.origin) == (label, origin):
+            runs[-1] = Contribution(
+                label, author_id, origin, created_at, last.last_at, last.changes + 1
+            )
+        elif len(runs) == limit:
+            break
+        else:
+            runs.append(Contribution(label, author_id, origin, created_at, created_at, 1))
+    return runs

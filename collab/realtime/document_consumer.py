@@ -1,0 +1,117 @@
+"""``/ws/tasks/<id>/doc``: the task document over the standard y-websocket protocol.
+
+Thin: the handshake is authenticated by ``auth.py`` (session + Origin, or Bearer token) and
+authorised here through ``get_task_access`` (outsiders are refused before the socket opens);
+every frame is size-checked and parsed strictly before the room sees it; the room does the rest.
+Frames, acknowledgements and close codes are documented in docs/protocol.md "Document".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
+from django.http import Http404
+
+from collab.realtime import yprotocol
+from collab.realtime.consumers import CloseCode
+from collab.realtime.rooms import Room, get_manager
+from collab.tasks.models import Document
+from collab.tasks.selectors import TaskAccess, get_task_access
+from collab.workspaces.selectors import AnyUser
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Access:
+    access: TaskAccess
+    document_id: int
+    label: str
+
+
+def _document_access(user: AnyUser, task_id: int) -> _Access:
+    access = get_task_access(user, task_id)
+    document, _ = Document.objects.only("id").get_or_create(task=access.task)
+    return _Access(access, document.pk, user.get_username())
+
+
+class DocumentConsumer(AsyncWebsocketConsumer):
+    # Rooms fan out to their sockets directly; these sockets need no channel-layer inbox.
+    channel_layer_alias = "collab.no-layer"
+
+    room: Room | None = None
+    user_id: int | None = None
+    label = ""
+    can_edit = False
+
+    async def connect(self) -> None:
+        user = self.scope.get("user") or AnonymousUser()
+        self.task_id = int(self.scope["url_route"]["kwargs"]["task_id"])
+        try:
+            found = await database_sync_to_async(_document_access)(user, self.task_id)
+        except Http404:
+            await self.close(code=CloseCode.NOT_FOUND)
+            return
+        self.user_id = found.access.membership.user_id
+        self.label = found.label
+        self.can_edit = found.access.can_edit
+        self._role_checked = time.monotonic()
+        self._refreshing: asyncio.Task[None] | None = None
+        await self.accept()
+        self.room = await get_manager().join(found.document_id, self)
+
+    async def disconnect(self, code: int) -> None:
+        if self.room is not None:
+            room, self.room = self.room, None
+            await room.leave(self)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.room is None:
+            return
+        if text_data is not None:
+            await self._reject(CloseCode.INVALID_FRAME, "text frames are not part of the protocol")
+            return
+        frame = bytes_data or b""
+        if len(frame) > settings.DOCUMENT_MAX_FRAME_BYTES:
+            await self._reject(CloseCode.FRAME_TOO_LARGE, f"frame of {len(frame)} bytes")
+            return
+        try:
+            message = yprotocol.parse_message(frame)
+        except yprotocol.ProtocolError as exc:
+            await self._reject(CloseCode.INVALID_FRAME, str(exc))
+            return
+        self._refresh_role_if_stale()
+        await self.room.receive(self, message)
+
+    async def send_bytes(self, data: bytes) -> None:
+        await self.send(bytes_data=data)
+
+    async def _reject(self, code: int, reason: str) -> None:
+        log.warning("closing document socket of %s (%s): %s", self.label, code, reason)
+        room, self.room = self.room, None
+        if room is not None:
+            await room.leave(self)
+        await self.close(code=code)
+
+    def _refresh_role_if_stale(self) -> None:
+        """Role changes reach open sockets within DOCUMENT_ROLE_REFRESH_SECONDS; the check runs
+        beside the frame path so that typing never waits for the database."""
+        stale = time.monotonic() - self._role_checked >= settings.DOCUMENT_ROLE_REFRESH_SECONDS
+        if stale and (self._refreshing is None or self._refreshing.done()):
+            self._role_checked = time.monotonic()
+            self._refreshing = asyncio.create_task(self._refresh_role())
+
+    async def _refresh_role(self) -> None:
+        try:
+            found = await database_sync_to_async(_document_access)(self.scope["user"], self.task_id)
+        except Http404:
+            await self._reject(CloseCode.FORBIDDEN, "no longer a member")
+            return
+        self.can_edit = found.access.can_edit

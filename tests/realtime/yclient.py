@@ -1,0 +1,130 @@
+"""A small Python y-websocket client for tests: a pycrdt Doc synced over a Channels
+WebsocketCommunicator, speaking the same frames as the npm y-websocket client."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from channels.testing import WebsocketCommunicator
+
+from collab.lib import ytext
+from collab.realtime import yprotocol
+
+
+def token_headers(token: str) -> list[tuple[bytes, bytes]]:
+    return [(b"authorization", f"Bearer {token}".encode())]
+
+
+def parse_state_vector(payload: bytes) -> dict[int, int]:
+    reader = yprotocol._Reader(payload)
+    return {reader.var_uint(): reader.var_uint() for _ in range(reader.var_uint())}
+
+
+class YClient:
+    def __init__(self, application: Any, task_id: int, headers: list[tuple[bytes, bytes]]):
+        self.communicator = WebsocketCommunicator(
+            application, f"/ws/tasks/{task_id}/doc", headers=headers
+        )
+        self.doc, self.text = ytext.new_doc()
+        self._updates: list[bytes] = []
+        self.doc.observe(lambda event: self._updates.append(event.update))
+        self.server_state: dict[int, int] = {}
+        self.denied: list[str] = []
+        self.awareness: dict[int, str] = {}
+        self.received: list[bytes] = []
+        self.closed_with: int | None = None
+
+    async def connect(self) -> bool:
+        connected, _ = await self.communicator.connect()
+        if connected:
+            await self.send(yprotocol.sync_step1(self.doc.get_state()))
+        return bool(connected)
+
+    async def send(self, frame: bytes) -> None:
+        await self.communicator.send_to(bytes_data=frame)
+
+    async def edit(self, change: Any) -> None:
+        """Run ``change(text)`` on the local replica and send the resulting update."""
+        self._updates = []
+        with self.doc.transaction():
+            change(self.text)
+        for update in self._updates:
+            await self.send(yprotocol.sync_update(update))
+
+    async def insert(self, index: int, value: str) -> None:
+        current = str(self.text)
+        await self.edit(lambda text: text.insert(ytext.utf8_offset(current, index), value))
+
+    async def set_awareness(self, clock: int, state: str) -> None:
+        entry = yprotocol.AwarenessEntry(self.doc.client_id, clock, state)
+        await self.send(yprotocol.awareness(yprotocol.encode_awareness_update([entry])))
+
+    @property
+    def value(self) -> str:
+        return str(self.text)
+
+    @property
+    def acknowledged(self) -> bool:
+        mine = parse_state_vector(self.doc.get_state()).get(self.doc.client_id, 0)
+        return self.server_state.get(self.doc.client_id, 0) >= mine
+
+    async def handle(self, frame: dict[str, Any]) -> None:
+        if frame["type"] == "websocket.close":
+            self.closed_with = frame.get("code")
+            return
+        data = frame["bytes"]
+        self.received.append(data)
+        reader = yprotocol._Reader(data)
+        kind = reader.var_uint()
+        if kind == yprotocol.MESSAGE_SYNC:
+            step = reader.var_uint()
+            payload = reader.var_bytes()
+            if step == yprotocol.SYNC_STEP1:
+                self.server_state = parse_state_vector(payload)
+                await self.send(yprotocol.sync_step2(self.doc.get_update(payload)))
+            else:
+                self._updates = []
+                self.doc.apply_update(payload)
+        elif kind == yprotocol.MESSAGE_AWARENESS:
+            for entry in yprotocol.parse_awareness_update(reader.var_bytes()):
+                self.awareness[entry.client_id] = entry.state_json
+        elif kind == yprotocol.MESSAGE_AUTH:
+            reader.var_uint()
+            self.denied.append(reader.var_string())
+
+    async def _next(self, timeout: float) -> dict[str, Any]:
+        # Not receive_output(): its timeout cancels the application under test.
+        if self.communicator.future.done() and self.communicator.output_queue.empty():
+            self.communicator.future.result()
+            raise TimeoutError
+        return await asyncio.wait_for(self.communicator.output_queue.get(), timeout)
+
+    async def pump(self, seconds: float = 0.05) -> None:
+        """Handle every frame that arrives within ``seconds`` of the previous one."""
+        while True:
+            try:
+                frame = await self._next(seconds)
+            except TimeoutError:
+                return
+            await self.handle(frame)
+            if frame["type"] == "websocket.close":
+                return
+
+    async def wait_for(self, predicate: Any, timeout: float = 5.0) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not predicate():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise AssertionError("condition not met in time")
+            try:
+                frame = await self._next(remaining)
+            except TimeoutError:
+                continue
+            await self.handle(frame)
+            if frame["type"] == "websocket.close" and not predicate():
+                raise AssertionError(f"socket closed with {self.closed_with}")
+
+    async def close(self) -> None:
+        await self.communicator.disconnect()

@@ -1,0 +1,207 @@
+"""Document persistence and the server-side edit service (collab.tasks.documents)."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import PermissionDenied, ValidationError
+
+from collab.lib import ytext
+from collab.tasks import documents
+from collab.tasks.models import Document, DocumentUpdate, DocumentVersion
+from collab.tasks.selectors import (
+    document_version_diff,
+    list_document_contributions,
+    list_document_versions,
+)
+from tests import factories
+
+
+def _update_inserting(state: bytes, index: int, value: str) -> bytes:
+    doc, text = ytext.doc_from_updates(state)
+    before = doc.get_state()
+    text.insert(ytext.utf8_offset(str(text), index), value)
+    return doc.get_update(before)
+
+
+def _append(document: Document, update: bytes, label: str = "alice", text: str | None = None):
+    loaded = documents.load_document(document_id=document.pk)
+    return documents.append_document_updates(
+        document_id=document.pk,
+        updates=[documents.PendingUpdate(data=update, author_id=None, author_label=label)],
+        text=text if text is not None else ytext.text_of(loaded.state, update),
+        previous_text=loaded.text,
+        after_id=loaded.last_update_id,
+    )
+
+
+def test_text_only_documents_are_seeded_identically_every_time(task):
+    Document.objects.filter(task=task).update(text="Plain old notes")
+    first = documents.load_document(document_id=task.document.pk)
+    Document.objects.filter(task=task).update(ystate=b"")  # as if a second process seeded
+    second = documents.load_document(document_id=task.document.pk)
+
+    assert first.state == second.state
+    assert ytext.text_of(first.state, second.state) == "Plain old notes"
+
+
+def test_a_reload_after_edits_never_duplicates_seeded_text(task):
+    Document.objects.filter(task=task).update(text="Seed")
+    loaded = documents.load_document(document_id=task.document.pk)
+    _append(task.document, _update_inserting(loaded.state, 4, "ed"))
+
+    again = documents.load_document(document_id=task.document.pk)
+
+    assert again.text == "Seeded"
+    assert Document.objects.get(task=task).text == "Seeded"
+
+
+def test_compaction_folds_the_log_into_the_snapshot_and_keeps_who_wrote_it(task):
+    document = task.document
+    for word in ["one ", "two ", "three "]:
+        state = documents.load_document(document_id=document.pk).state
+        _append(document, _update_inserting(state, 0, word), label=word.strip())
+
+    folded = documents.compact_document(document_id=document.pk)
+
+    assert folded == 3
+    document.refresh_from_db()
+    assert document.snapshot_update_id == DocumentUpdate.objects.latest("id").pk
+    assert documents.load_document(document_id=document.pk).text == "three two one "
+    assert [c.author_label for c in list_document_contributions(task)] == ["three", "two", "one"]
+    assert not any(DocumentUpdate.objects.values_list("data", flat=True).exclude(data=b""))
+
+
+def test_appends_report_rows_written_by_others(task):
+    document = task.document
+    start = documents.load_document(document_id=document.pk)
+    other = _update_inserting(start.state, 0, "theirs ")
+    _append(document, other, label="bob")
+
+    mine = _update_inserting(start.state, 0, "mine ")
+    result = documents.append_document_updates(
+        document_id=document.pk,
+        updates=[documents.PendingUpdate(data=mine, author_id=None, author_label="alice")],
+        text="mine ",
+        previous_text="",
+        after_id=start.last_update_id,
+    )
+
+    assert [data for _, data in result.missed] == [other]
+    assert result.last_update_id == max(result.update_ids)
+
+
+def test_a_large_deletion_first_records_the_text_it_removes(task):
+    document = task.document
+    long_text = "precious paragraph. " * 30
+    documents.apply_text_edit(task=task, new_text=long_text, author_label="alice")
+    state = documents.load_document(document_id=document.pk).state
+    doc, text = ytext.doc_from_updates(state)
+    before = doc.get_state()
+    del text[0 : len(long_text.encode())]
+
+    _append(document, doc.get_update(before), label="mallory's script", text="")
+
+    saved = DocumentVersion.objects.filter(kind=DocumentVersion.Kind.BEFORE_DELETION).get()
+    assert saved.text == long_text
+
+
+def test_server_side_edits_are_minimal_diffs(task):
+    base = "The quick brown fox jumps over the lazy dog.\n" * 50
+    documents.apply_text_edit(task=task, new_text=base, author_label="alice")
+
+    edit = documents.apply_text_edit(
+        task=task, new_text=base.replace("lazy", "sleepy", 1), author_label="agent:Scribe"
+    )
+
+    assert 1 <= edit.operations <= 3
+    assert len(edit.update) < 100  # a delete-all/insert-all update would carry the whole text
+    assert Document.objects.get(task=task).text == base.replace("lazy", "sleepy", 1)
+
+
+def test_a_stale_server_side_edit_keeps_what_others_wrote_since(task):
+    documents.apply_text_edit(task=task, new_text="alpha\nbeta\n", author_label="alice")
+    read = documents.read_document(task=task)
+    # bob edits the end while the agent is thinking about the start
+    _append(task.document, _update_inserting(read.state, len(read.text), "gamma\n"), label="bob")
+
+    documents.apply_text_edit(
+        task=task, new_text="ALPHA\nbeta\n", author_label="agent:Scribe", base=read
+    )
+
+    assert Document.objects.get(task=task).text == "ALPHA\nbeta\ngamma\n"
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("héllo wörld", "héllo, wörld!"),
+        ("emoji 👩‍👩‍👧 here", "emoji 👩‍👩‍👧 and 🎉 here"),
+        ("日本語のテキスト", "日本語の新しいテキスト"),
+        ("e\u0301 combining", "e\u0301\u0301 combining accents"),
+        ("😀😀😀", "😀x😀😀"),
+    ],
+)
+def test_non_ascii_edits_land_where_intended(task, before, after):
+    documents.apply_text_edit(task=task, new_text=before, author_label="alice")
+    documents.apply_text_edit(task=task, new_text=after, author_label="agent:Scribe")
+
+    assert documents.load_document(document_id=task.document.pk).text == after
+    assert Document.objects.get(task=task).text == after
+
+
+def test_insert_at_anchor_inserts_after_the_anchor(task):
+    documents.apply_text_edit(task=task, new_text="# Plan 🗓\n\n## Notes\n", author_label="alice")
+
+    documents.insert_at_anchor(
+        task=task, anchor="# Plan 🗓\n", text="- book the venue 🏨\n", author_label="agent:Scribe"
+    )
+
+    assert task.document.__class__.objects.get(pk=task.document.pk).text == (
+        "# Plan 🗓\n- book the venue 🏨\n\n## Notes\n"
+    )
+
+
+def test_insert_at_a_missing_anchor_is_refused(task):
+    with pytest.raises(ValidationError):
+        documents.insert_at_anchor(task=task, anchor="nowhere", text="x", author_label="alice")
+
+
+def test_edits_are_published_to_live_rooms_on_commit(task, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as callbacks:
+        documents.apply_text_edit(task=task, new_text="hi", author_label="alice")
+    assert len(callbacks) == 1
+
+
+def test_restore_brings_back_an_old_version_as_a_new_edit(task, workspace, bob):
+    documents.apply_text_edit(task=task, new_text="good text", author_label="alice")
+    good = DocumentVersion.objects.latest("id")
+    documents.apply_text_edit(task=task, new_text="", author_label="vandal")
+
+    documents.restore_document_version(
+        membership=factories.membership_of(workspace, bob), task=task, version_id=good.pk
+    )
+
+    assert Document.objects.get(task=task).text == "good text"
+    newest = list_document_versions(task)[0]
+    assert newest.kind == DocumentVersion.Kind.RESTORE
+    assert newest.authors == ["bob"]
+    assert "+good text" in document_version_diff(newest)
+
+
+def test_viewers_cannot_restore_versions(task, workspace, carol):
+    documents.apply_text_edit(task=task, new_text="text", author_label="alice")
+    version = DocumentVersion.objects.latest("id")
+    with pytest.raises(PermissionDenied):
+        documents.restore_document_version(
+            membership=factories.membership_of(workspace, carol), task=task, version_id=version.pk
+        )
+
+
+def test_a_minimal_diff_of_large_texts_only_touches_the_changed_lines():
+    old = "".join(f"line {i} of a long document\n" for i in range(3000))
+    new = old.replace("line 1500 of", "line 1500 (edited) of")
+    ops = list(ytext.diff_ops(old, new))
+    assert len(ops) == 1
+    start, end, inserted = ops[0]
+    assert start == end
+    assert old[:start] + inserted + old[end:] == new
