@@ -5,7 +5,15 @@ Importing this package registers the built-in policies; use `get_policy(name)`.
 
 from __future__ import annotations
 
-from agents.policies import never  # noqa: F401  (registers the policy)
+# Importing the modules registers the built-in policies.
+from agents.policies import (  # noqa: F401
+    ask_once,
+    bandit,
+    intent_sampling,
+    llm_judge,
+    never,
+    value_of_information,
+)
 from agents.policies.base import (
     ACTIONS,
     DEFAULT_POLICY,

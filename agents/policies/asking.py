@@ -108,17 +108,32 @@ def assumptions_for(slots: Iterable[SlotState]) -> tuple[Assumption, ...]:
     )
 
 
-def assumption_text(assumptions: Sequence[Assumption], *, timed_out: bool = False) -> str:
-    """The visible, undoable "I assumed X" line shown when the agent proceeds on guesses."""
-    if not assumptions:
+def assumption_text(
+    assumptions: Sequence[Assumption], *, timed_out: bool = False, unknown: Sequence[str] = ()
+) -> str:
+    """The visible, undoable "I assumed X" line shown when the agent proceeds on guesses.
+
+    `unknown` names required things nobody gave and nothing suggests: the agent chooses them.
+    """
+    if not assumptions and not unknown:
         return ""
-    parts = []
-    for a in assumptions:
-        where = _SOURCE_WORDS.get(a.source or "", "")
-        parts.append(f"the {a.label or a.slot} is {a.value}" + (f" ({where})" if where else ""))
-    joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    lead = "Nobody answered yet, so I assumed" if timed_out else "I assumed"
-    return f"{lead} {joined}. Tell me if that's wrong and I'll redo it."
+    sentences = []
+    if assumptions:
+        parts = []
+        for a in assumptions:
+            where = _SOURCE_WORDS.get(a.source or "", "")
+            parts.append(f"the {a.label or a.slot} is {a.value}" + (f" ({where})" if where else ""))
+        lead = "Nobody answered yet, so I assumed" if timed_out else "I assumed"
+        sentences.append(f"{lead} {_join(parts)}.")
+    if unknown:
+        lead = "Nobody answered, so I chose" if timed_out and not assumptions else "I chose"
+        sentences.append(f"{lead} the {_join(list(unknown))} myself.")
+    sentences.append("Tell me if that's wrong and I'll redo it.")
+    return " ".join(sentences)
+
+
+def _join(parts: Sequence[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def best_guesses(situation: Situation) -> tuple[SlotState, ...]:
@@ -137,12 +152,16 @@ def proceed(
     features: tuple[float, ...] = (),
 ) -> Decision:
     """A decision to act (or suggest) on the best guesses, stating every assumption made."""
-    assumptions = assumptions_for(best_guesses(situation))
+    guesses = best_guesses(situation)
+    assumptions = assumptions_for(guesses)
+    unknown = [s.spec.display for s in guesses if s.value is None and s.spec.required]
     return Decision(
         action=action,
         policy=policy,
         assumptions=assumptions,
-        assumption_text=assumption_text(assumptions, timed_out=situation.timed_out),
+        assumption_text=assumption_text(
+            assumptions, timed_out=situation.timed_out, unknown=unknown
+        ),
         scores=dict(scores or {}),
         rationale=rationale,
         probabilities=dict(probabilities or {}),

@@ -46,6 +46,8 @@ class SlotSpec:
     choice_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # For numbers: unit words that mark this slot ("people", "nights").
     units: tuple[str, ...] = ()
+    # Words that introduce a value in running text ("to" Lisbon, "with" Ana, "about" X).
+    cues: tuple[str, ...] = ()
     # Relative cost of getting this slot wrong (1.0 = redoing the main part of the work).
     weight: float = 1.0
 
@@ -65,6 +67,7 @@ class SlotSpec:
             "aliases": list(self.aliases),
             "choice_aliases": {k: list(v) for k, v in self.choice_aliases.items()},
             "units": list(self.units),
+            "cues": list(self.cues),
             "weight": self.weight,
         }
 
@@ -87,6 +90,7 @@ class SlotSpec:
                 for k, v in dict(data.get("choice_aliases", {})).items()
             },
             units=tuple(str(u) for u in data.get("units", ())),
+            cues=tuple(str(c) for c in data.get("cues", ())),
             weight=float(data.get("weight", 1.0)),
         )
 

@@ -127,3 +127,13 @@ def guess_probability(slot: SlotState, interpretations: Sequence[Interpretation]
 
 def _same(a: str, b: str) -> bool:
     return normalise_value(a) == normalise_value(b)
+
+
+# "Ask me less / more", kept in memory, moves every threshold and question cost the same way.
+THRESHOLD_SHIFT: dict[str, float] = {"less": 0.15, "normal": 0.0, "more": -0.15}
+QUESTION_COST_FACTOR: dict[str, float] = {"less": 2.0, "normal": 1.0, "more": 0.5}
+
+
+def shifted(threshold: float, preference: str) -> float:
+    """A 0-1 asking threshold after the person's preference (higher = asks less)."""
+    return max(0.0, min(1.0, threshold + THRESHOLD_SHIFT.get(preference, 0.0)))

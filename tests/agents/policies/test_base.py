@@ -24,7 +24,7 @@ from tests.agents.policies.builders import travel, unspecified
 def test_policy_package_imports_no_django():
     # A fresh interpreter, so modules other tests imported don't count.
     probe = (
-        "import sys, agents.policies, agents.policies.signals;"
+        "import sys, agents.policies, agents.policies.signals, agents.policies.situation;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'collab')))"
     )
 

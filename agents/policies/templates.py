@@ -1,0 +1,180 @@
+"""Task templates: data files in agents/task_templates/*.toml, read with the standard library.
+
+A template names a task kind and its slots (what the agent must know to do the task well). A
+file is validated when loaded; a bad file raises `TemplateError` naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from agents.policies.base import SLOT_TYPES, SlotSpec
+
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "task_templates"
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_SLOT_KEYS = {
+    "name",
+    "type",
+    "required",
+    "label",
+    "question",
+    "choices",
+    "default",
+    "aliases",
+    "choice_aliases",
+    "units",
+    "cues",
+    "weight",
+}
+_TEMPLATE_KEYS = {"kind", "title", "description", "keywords", "slots"}
+
+
+class TemplateError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class TaskTemplate:
+    kind: str
+    title: str
+    description: str = ""
+    keywords: tuple[str, ...] = ()
+    slots: tuple[SlotSpec, ...] = ()
+
+    def slot(self, name: str) -> SlotSpec | None:
+        for spec in self.slots:
+            if spec.name == name:
+                return spec
+        return None
+
+    @property
+    def required(self) -> tuple[SlotSpec, ...]:
+        return tuple(s for s in self.slots if s.required)
+
+
+def parse_template(data: Mapping[str, Any], *, origin: str = "<data>") -> TaskTemplate:
+    """Validate raw template data (as read from TOML or JSON) and build the template."""
+
+    def fail(message: str) -> TemplateError:
+        return TemplateError(f"{origin}: {message}")
+
+    unknown = set(data) - _TEMPLATE_KEYS
+    if unknown:
+        raise fail(f"unknown keys {sorted(unknown)}")
+    kind = data.get("kind")
+    if not isinstance(kind, str) or not _NAME.match(kind):
+        raise fail("'kind' must be a snake_case name")
+    title = data.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise fail("'title' is required")
+    raw_slots = data.get("slots")
+    if not isinstance(raw_slots, list) or not raw_slots:
+        raise fail("at least one [[slots]] entry is required")
+    slots: list[SlotSpec] = []
+    for index, raw in enumerate(raw_slots):
+        if not isinstance(raw, Mapping):
+            raise fail(f"slot {index} is not a table")
+        slots.append(_parse_slot(raw, fail=fail, index=index))
+    names = [s.name for s in slots]
+    if len(set(names)) != len(names):
+        raise fail("slot names must be unique")
+    if not any(s.required for s in slots):
+        raise fail("at least one slot must be required")
+    return TaskTemplate(
+        kind=kind,
+        title=title.strip(),
+        description=str(data.get("description", "")).strip(),
+        keywords=tuple(str(k).casefold() for k in data.get("keywords", ())),
+        slots=tuple(slots),
+    )
+
+
+def _parse_slot(raw: Mapping[str, Any], *, fail: Any, index: int) -> SlotSpec:
+    unknown = set(raw) - _SLOT_KEYS
+    if unknown:
+        raise fail(f"slot {index}: unknown keys {sorted(unknown)}")
+    name = raw.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise fail(f"slot {index}: 'name' must be a snake_case name")
+    slot_type = raw.get("type", "text")
+    if slot_type not in SLOT_TYPES:
+        raise fail(f"slot {name}: type must be one of {', '.join(SLOT_TYPES)}")
+    for key in ("choices", "aliases", "units", "cues"):
+        value = raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise fail(f"slot {name}: '{key}' must be a list of non-empty strings")
+    choices = list(raw.get("choices", []))
+    if slot_type == "choice" and len(choices) < 2:
+        raise fail(f"slot {name}: a choice slot needs at least two choices")
+    choice_aliases = raw.get("choice_aliases", {})
+    if not isinstance(choice_aliases, Mapping):
+        raise fail(f"slot {name}: 'choice_aliases' must be a table")
+    for choice, words in choice_aliases.items():
+        if choice not in choices:
+            raise fail(f"slot {name}: alias for unknown choice {choice!r}")
+        if not isinstance(words, list) or not all(isinstance(w, str) and w for w in words):
+            raise fail(f"slot {name}: aliases of {choice!r} must be a list of strings")
+    default = raw.get("default")
+    if default is not None:
+        if not isinstance(default, str):
+            raise fail(f"slot {name}: 'default' must be a string")
+        if choices and default not in choices:
+            raise fail(f"slot {name}: default {default!r} is not one of the choices")
+    weight = raw.get("weight", 1.0)
+    if not isinstance(weight, int | float) or not 0 < weight <= 1:
+        raise fail(f"slot {name}: 'weight' must be in (0, 1]")
+    if not isinstance(raw.get("required", True), bool):
+        raise fail(f"slot {name}: 'required' must be true or false")
+    try:
+        return SlotSpec.from_dict({**raw, "name": name})
+    except (TypeError, ValueError) as exc:  # pragma: no cover - checked above
+        raise fail(f"slot {name}: {exc}") from exc
+
+
+def load_template_file(path: Path) -> TaskTemplate:
+    with path.open("rb") as handle:
+        try:
+            data = tomllib.load(handle)
+        except tomllib.TOMLDecodeError as exc:
+            raise TemplateError(f"{path.name}: {exc}") from exc
+    template = parse_template(data, origin=path.name)
+    if template.kind != path.stem:
+        raise TemplateError(f"{path.name}: kind {template.kind!r} must match the file name")
+    return template
+
+
+@cache
+def load_templates(directory: Path = TEMPLATE_DIR) -> Mapping[str, TaskTemplate]:
+    """Every template in `directory`, by kind (cached: the files ship with the code)."""
+    return {t.kind: t for t in (load_template_file(p) for p in sorted(directory.glob("*.toml")))}
+
+
+def get_template(kind: str) -> TaskTemplate:
+    try:
+        return load_templates()[kind]
+    except KeyError:
+        raise TemplateError(f"no task template {kind!r}") from None
+
+
+def template_kinds() -> tuple[str, ...]:
+    return tuple(load_templates())
+
+
+def guess_template(text: str) -> TaskTemplate | None:
+    """The template whose keywords the text mentions most (None if none is mentioned)."""
+    lowered = text.casefold()
+    best: tuple[int, str] | None = None
+    for template in load_templates().values():
+        hits = sum(
+            1 for k in template.keywords if re.search(rf"(?<!\w){re.escape(k)}(?!\w)", lowered)
+        )
+        if hits and (best is None or hits > best[0]):
+            best = (hits, template.kind)
+    return None if best is None else load_templates()[best[1]]
