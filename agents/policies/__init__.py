@@ -34,6 +34,7 @@ from agents.policies.base import (
     get_policy,
     register,
     registered_names,
+    resolve_policy_name,
 )
 
 __all__ = [
@@ -56,4 +57,5 @@ __all__ = [
     "get_policy",
     "register",
     "registered_names",
+    "resolve_policy_name",
 ]

@@ -487,3 +487,12 @@ def registered_names() -> tuple[str, ...]:
 def decision_probabilities(action: Action, allowed: Sequence[Action] = ACTIONS) -> dict[str, float]:
     """The probabilities of a deterministic choice: 1.0 on `action`, 0.0 elsewhere."""
     return {a: float(a == action) for a in allowed}
+
+
+def resolve_policy_name(*candidates: str | None) -> str:
+    """The first registered name among `candidates` (e.g. workspace override, agent default),
+    else DEFAULT_POLICY."""
+    for name in candidates:
+        if name and name in _REGISTRY:
+            return name
+    return DEFAULT_POLICY

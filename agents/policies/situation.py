@@ -23,6 +23,7 @@ from datetime import date
 
 from agents.policies.base import (
     AskingBudget,
+    AskPreference,
     Signals,
     Situation,
     SlotSource,
@@ -151,3 +152,26 @@ def build_situation(
         timed_out=timed_out,
         changes_in_episode=changes_in_episode,
     )
+
+
+_LESS = re.compile(
+    r"\b(?:ask(?:s|ing)?\s+(?:me\s+)?(?:fewer|less)|fewer\s+questions|don'?t\s+ask|stop\s+asking"
+    r"|(?:just|rather)\s+(?:guess|go ahead)|less\s+questions)\b",
+    re.IGNORECASE,
+)
+_MORE = re.compile(
+    r"\b(?:ask(?:s|ing)?\s+(?:me\s+)?more|more\s+questions|always\s+ask|check\s+with\s+me"
+    r"|ask\s+before)\b",
+    re.IGNORECASE,
+)
+
+
+def asking_preference(memory: Sequence[str]) -> AskPreference:
+    """ "Ask me less / more" from the person's memory items; the newest (last) mention wins."""
+    preference: AskPreference = "normal"
+    for item in memory:
+        if _LESS.search(item):
+            preference = "less"
+        elif _MORE.search(item):
+            preference = "more"
+    return preference

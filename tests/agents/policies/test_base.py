@@ -15,6 +15,7 @@ from agents.policies import (
     UnknownPolicyError,
     get_policy,
     registered_names,
+    resolve_policy_name,
 )
 from agents.policies.asking import assumption_text, question_message
 from agents.policies.base import AskingBudget, Assumption
@@ -39,6 +40,12 @@ def test_the_default_policy_is_value_of_information_and_listed():
     assert DEFAULT_POLICY == "value_of_information"
     assert DEFAULT_POLICY in POLICY_NAMES
     assert "never" in registered_names()
+
+
+def test_the_workspace_override_wins_over_the_agent_default_when_registered():
+    assert resolve_policy_name("ask_once", "never") == "ask_once"
+    assert resolve_policy_name("", "never") == "never"
+    assert resolve_policy_name("retired_policy", None) == DEFAULT_POLICY
 
 
 def test_an_unknown_policy_name_is_refused():

@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
+
 from agents.policies.base import Interpretation, Signals
 from agents.policies.signals import ExtractedSlot, SlotExtraction
-from agents.policies.situation import build_situation
+from agents.policies.situation import asking_preference, build_situation
 from agents.policies.templates import get_template
 
 TODAY = date(2026, 3, 2)
@@ -128,3 +130,17 @@ def test_a_free_form_task_takes_its_slots_from_the_model():
     assert situation.template is None
     assert [s.name for s in situation.slots] == ["deadline", "thing"]
     assert situation.slot("deadline").answered  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("memory", "preference"),
+    [
+        ([], "normal"),
+        (["Prefers window seats", "Please ask me fewer questions"], "less"),
+        (["Don't ask, just guess"], "less"),
+        (["Always ask before changing the intro"], "more"),
+        (["Ask me less", "Actually, ask me more about dates"], "more"),
+    ],
+)
+def test_the_asking_preference_is_read_from_memory(memory, preference):
+    assert asking_preference(memory) == preference
