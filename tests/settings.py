@@ -14,3 +14,7 @@ ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
 # WhiteNoise warns (an error under our warning filters) when STATIC_ROOT does not exist yet.
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
 WHITENOISE_USE_FINDERS = True
+
+# Async tests reach the database from asgiref's worker thread; a persistent connection there
+# would outlive the test run and keep Postgres from dropping the test database.
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405

@@ -22,8 +22,9 @@ from typing import Any
 
 from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import get_channel_layer
+from django.template.loader import render_to_string
 
-from collab.realtime.groups import task_group
+from collab.realtime.groups import member_group, task_group
 
 log = logging.getLogger(__name__)
 
@@ -89,29 +90,42 @@ def group_send(group: str, event: dict[str, Any]) -> None:
 
 
 def chat_message(message_id: int) -> None:
+    """A new chat message, as JSON for API clients and as an htmx fragment for browsers.
+
+    The fragment is rendered once here, not once per open socket.
+    """
     from collab.tasks.models import Message
     from collab.tasks.serializers import message_event
 
     message = Message.objects.filter(pk=message_id).first()
-    if message is not None:
-        event = {"type": "chat.message", "message": message_event(message)}
-        group_send(task_group(message.task_id), event)
+    if message is None:
+        return
+    payload = message_event(message)
+    html = render_to_string("tasks/_chat_message_oob.html", {"message": payload})
+    group_send(
+        task_group(message.task_id), {"type": "chat.message", "message": payload, "html": html}
+    )
 
 
 def task_changed(task_id: int) -> None:
     from collab.tasks.models import Task
 
     task = Task.objects.filter(pk=task_id).first()
-    if task is not None:
-        group_send(
-            task_group(task_id),
-            {
-                "type": "task.changed",
-                "task": {
-                    "id": task.pk,
-                    "status": task.status,
-                    "status_label": task.get_status_display(),
-                    "title": task.title,
-                },
-            },
-        )
+    if task is None:
+        return
+    payload = {
+        "id": task.pk,
+        "status": task.status,
+        "status_label": task.get_status_display(),
+        "title": task.title,
+    }
+    html = render_to_string("tasks/_task_status_oob.html", {"task": payload})
+    group_send(task_group(task_id), {"type": "task.changed", "task": payload, "html": html})
+
+
+def membership_ended(workspace_id: int, user_id: int) -> None:
+    """Close the sockets of someone who was removed from (or left) a workspace."""
+    group_send(
+        member_group(workspace_id, user_id),
+        {"type": "membership.ended", "workspace_id": workspace_id},
+    )

@@ -14,7 +14,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from django.template.loader import render_to_string
 
-from collab.realtime.groups import task_group
+from collab.realtime.groups import member_group, task_group
 from collab.tasks import services as task_services
 from collab.tasks.selectors import TaskAccess, get_task_access
 
@@ -60,7 +60,7 @@ def parse_frame(
 
 
 class TaskChatConsumer(AsyncWebsocketConsumer):
-    """``/ws/tasks/<id>/chat``: live chat and task events.
+    """``/ws/tasks/<id>/chat``: live chat and task events (see docs/protocol.md).
 
     Browsers (htmx ws extension) get HTML fragments with out-of-band swaps; clients that
     connect with ``?format=json`` get JSON events.
@@ -69,10 +69,11 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
     FRAMES: dict[str, set[str]] = {"chat.message": {"body"}, "ping": set()}
 
     access: TaskAccess
-    group: str
     as_json: bool
+    joined: list[str]
 
     async def connect(self) -> None:
+        self.joined = []
         user = self.scope.get("user")
         task_id = int(self.scope["url_route"]["kwargs"]["task_id"])
         try:
@@ -81,20 +82,40 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
             await self.close(code=CloseCode.NOT_FOUND)
             return
         self.as_json = b"format=json" in self.scope.get("query_string", b"").split(b"&")
-        self.group = task_group(task_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        membership = self.access.membership
+        for group in (
+            task_group(task_id),
+            member_group(membership.workspace_id, membership.user_id),
+        ):
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.joined.append(group)
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
-        if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        await self._leave_groups()
+
+    async def _leave_groups(self) -> None:
+        for group in getattr(self, "joined", []):
+            await self.channel_layer.group_discard(group, self.channel_name)
+        self.joined = []
+
+    async def _close(self, code: int, reason: str) -> None:
+        """Close from our side: stop the events at once, before the client acknowledges."""
+        await self._leave_groups()
+        await self.close(code=code, reason=reason)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         try:
             frame = parse_frame(text_data, bytes_data, allowed=self.FRAMES)
         except FrameError as exc:
-            log.warning("closing chat socket of %s: %s", self.scope.get("user"), exc.reason)
-            await self.close(code=exc.code, reason=exc.reason)
+            log.warning(
+                "closing chat socket of %s on task %s with %s: %s",
+                self.scope.get("user"),
+                self.access.task.pk,
+                exc.code,
+                exc.reason,
+            )
+            await self._close(exc.code, exc.reason)
             return
         if frame["type"] == "ping":
             await self.send(text_data=json.dumps({"type": "pong"}))
@@ -106,7 +127,7 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
         except PermissionDenied as exc:
             await self._send_error("forbidden", str(exc))
         except Http404:
-            await self.close(code=CloseCode.FORBIDDEN)
+            await self._close(CloseCode.FORBIDDEN, "no longer a member")
 
     def _post(self, body: str) -> None:
         # Re-read membership: a role change or removal applies to open sockets too.
@@ -120,16 +141,19 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
             html = render_to_string("tasks/_chat_error.html", {"detail": detail})
             await self.send(text_data=html)
 
+    # Events from the channel layer (published by collab.realtime.broadcast).
+
     async def chat_message(self, event: dict[str, Any]) -> None:
         if self.as_json:
             await self.send(text_data=json.dumps({"type": "chat.message", **event["message"]}))
         else:
-            html = render_to_string("tasks/_chat_message_oob.html", {"message": event["message"]})
-            await self.send(text_data=html)
+            await self.send(text_data=event["html"])
 
     async def task_changed(self, event: dict[str, Any]) -> None:
         if self.as_json:
             await self.send(text_data=json.dumps({"type": "task.changed", **event["task"]}))
         else:
-            html = render_to_string("tasks/_task_status_oob.html", {"task": event["task"]})
-            await self.send(text_data=html)
+            await self.send(text_data=event["html"])
+
+    async def membership_ended(self, event: dict[str, Any]) -> None:
+        await self._close(CloseCode.FORBIDDEN, "no longer a member")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 def task_group(task_id: int) -> str:
+    """Every socket open on a task: chat messages and task changes."""
     return f"task.{task_id}"
 
 
@@ -18,3 +19,8 @@ def document_relay_pattern() -> str:
     from django.conf import settings
 
     return f"{settings.DOCUMENT_RELAY_PREFIX}:doc.*"
+
+
+def member_group(workspace_id: int, user_id: int) -> str:
+    """Every socket of one person in one workspace: told when their membership ends."""
+    return f"workspace.{workspace_id}.user.{user_id}"

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from collab.audit.models import AuditEvent
 from collab.audit.services import record_event
+from collab.realtime import broadcast
 from collab.workspaces.models import Invitation, Membership, Role, Workspace
 
 Action = AuditEvent.Action
@@ -91,7 +92,10 @@ def remove_member(*, actor: Membership, membership: Membership) -> None:
         target=membership.user.get_username(),
         data={"role": membership.role},
     )
+    workspace_id, user_id = membership.workspace_id, membership.user_id
     membership.delete()
+    # Their open sockets close at once rather than at their next post.
+    transaction.on_commit(lambda: broadcast.membership_ended(workspace_id, user_id))
 
 
 def leave_workspace(*, membership: Membership) -> None:

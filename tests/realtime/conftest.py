@@ -1,13 +1,20 @@
+"""WebSocket test helpers: chat sockets (``open_socket``) and document clients (``connect``)."""
+
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
 from django.contrib.auth.models import User
+from django.test import Client
 
 from collab.accounts.services import create_api_token
+from collab.asgi import application as asgi_application
 from collab.realtime.rooms import get_manager
 from collab.tasks.models import Task
 from tests.realtime.yclient import YClient, token_headers
@@ -46,3 +53,85 @@ def connect(application: Any, rooms: Any) -> Callable[..., Any]:
         return client
 
     return _connect
+
+
+ORIGIN = "http://testserver"
+
+# Generous: the machine running the suite may be busy. Nothing asserts on how long it took.
+WAIT = 10
+
+
+def _session_cookie(user: User) -> str:
+    client = Client()
+    client.force_login(user)
+    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+
+
+def _token(user: User) -> str:
+    return create_api_token(user=user, name="tests").token
+
+
+class Socket(WebsocketCommunicator):
+    """A communicator that remembers whether the handshake was accepted."""
+
+    accepted: bool
+    close_code: int | None
+
+    async def receive_event(self) -> dict[str, Any]:
+        event: dict[str, Any] = await self.receive_json_from(timeout=WAIT)
+        return event
+
+    async def receive_html(self) -> str:
+        return str(await self.receive_from(timeout=WAIT))
+
+    async def receive_close(self) -> int:
+        output = await self.receive_output(timeout=WAIT)
+        assert output["type"] == "websocket.close", output
+        return int(output.get("code", 1000))
+
+
+OpenSocket = Callable[..., Awaitable[Socket]]
+
+
+@pytest.fixture
+async def open_socket() -> AsyncIterator[OpenSocket]:
+    """``await open_socket(alice, task_id)``: a chat socket, by session cookie unless ``token``.
+
+    ``origin=None`` leaves the Origin header out; ``fmt="json"`` asks for JSON events.
+    """
+    sockets: list[Socket] = []
+
+    async def _open(
+        user: User | None,
+        task_id: int,
+        *,
+        fmt: str = "html",
+        origin: str | None = ORIGIN,
+        token: bool = False,
+        authorization: str | None = None,
+    ) -> Socket:
+        headers: list[tuple[bytes, bytes]] = []
+        if origin is not None:
+            headers.append((b"origin", origin.encode()))
+        if token and user is not None:
+            authorization = f"Bearer {await database_sync_to_async(_token)(user)}"
+        if authorization is not None:
+            headers.append((b"authorization", authorization.encode()))
+        elif user is not None:
+            cookie = await database_sync_to_async(_session_cookie)(user)
+            headers.append((b"cookie", cookie.encode()))
+        path = f"/ws/tasks/{task_id}/chat" + ("?format=json" if fmt == "json" else "")
+        socket = Socket(asgi_application, path, headers=headers)
+        accepted, code = await socket.connect(timeout=WAIT)
+        socket.accepted = bool(accepted)
+        socket.close_code = None if accepted else code
+        sockets.append(socket)
+        return socket
+
+    yield _open
+    for socket in sockets:
+        if not socket.future.done():
+            await socket.disconnect()
+    layer = get_channel_layer()
+    if layer is not None and hasattr(layer, "flush"):
+        await layer.flush()
