@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "collab.tasks",
     "collab.realtime",
     "collab.audit",
+    "agents.memory",
 ]
 
 MIDDLEWARE = [
@@ -201,6 +202,8 @@ DOCUMENT_RELAY_PREFIX = (
     env_str("DOCUMENT_RELAY_PREFIX", "collab:" + (REDIS_URL or "").rsplit("/", 1)[-1]) or "collab"
 )
 INVITATION_DEFAULT_DAYS = env_int("INVITATION_DEFAULT_DAYS", 7, minimum=1)
+# Memory reflection runs once a task's chat has been quiet this long (and when a task is done).
+MEMORY_REFLECTION_QUIET_SECONDS = env_int("MEMORY_REFLECTION_QUIET_SECONDS", 120, minimum=1)
 
 LOGGING = {
     "version": 1,

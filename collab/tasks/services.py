@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
+from agents.memory import services as memory
 from collab.realtime import broadcast
 from collab.tasks.models import Document, Message, Task, TaskStatus
 from collab.workspaces.models import Membership
@@ -44,6 +45,8 @@ def set_task_status(*, membership: Membership, task: Task, status: str) -> Task:
     task.status = status
     task.save(update_fields=["status", "updated_at"])
     transaction.on_commit(lambda: broadcast.task_changed(task.pk))
+    if status == TaskStatus.DONE:
+        memory.task_finished(task_id=task.pk)
     return task
 
 
@@ -74,5 +77,6 @@ def post_message(*, membership: Membership, task: Task, body: str) -> Message:
         body=body,
     )
     Task.objects.filter(pk=task.pk).update(updated_at=message.created_at)
+    memory.message_posted(message=message, membership=membership)
     transaction.on_commit(lambda: broadcast.chat_message(message.pk))
     return message

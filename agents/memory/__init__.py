@@ -1,0 +1,1 @@
+"""Preference memory: what agents remember about people, under each person's control."""

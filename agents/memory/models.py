@@ -1,0 +1,292 @@
+"""What agents remember about people, with its history and each person's settings.
+
+Provenance (task, turn, message, person) is stored as plain integers so that this app does not
+depend on the agents app's migrations; a remembered item outlives the turn that produced it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from collab.workspaces.models import Workspace
+
+TEXT_MAX_CHARS = 500
+KEY_MAX_CHARS = 40
+VALUE_MAX_CHARS = 120
+
+
+class Scope(models.TextChoices):
+    PERSONAL = "personal", "Personal (everywhere)"
+    WORKSPACE = "workspace", "Personal (in one workspace)"
+    TEAM = "team", "Team (shared by the workspace)"
+
+
+class Kind(models.TextChoices):
+    PREFERENCE = "preference", "Preference"
+    FACT = "fact", "Fact"
+    INSTRUCTION = "instruction", "Instruction"
+
+
+class Status(models.TextChoices):
+    ACTIVE = "active", "Active"
+    SUPERSEDED = "superseded", "Superseded"
+    DELETED = "deleted", "Deleted"
+
+
+class Source(models.TextChoices):
+    CHAT_COMMAND = "chat_command", "Said in chat (remember / forget)"
+    REFLECTION = "reflection", "Noticed after a conversation"
+    AGENT = "agent", "Proposed by an agent"
+    MANUAL = "manual", "Written on the memory page"
+    IMPORT = "import", "Imported from a file"
+
+
+class ReviewMode(models.TextChoices):
+    AUTO = "auto", "Accept what agents notice automatically"
+    REVIEW = "review", "Let me review what agents notice first"
+
+
+class MemoryItem(models.Model):
+    """One remembered preference, fact or instruction.
+
+    ``key``/``value`` hold the structured form where one fits (``lists=bullets``,
+    ``spelling=en-GB``, ``max_words=200``, ``asking=less``); ``text`` is always the readable form.
+    Superseded and deleted items stay (with ``valid_to``) so the history can be shown.
+    """
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memory_items"
+    )
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.PERSONAL)
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, null=True, blank=True, related_name="memory_items"
+    )
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.PREFERENCE)
+    text = models.CharField(max_length=TEXT_MAX_CHARS)
+    key = models.CharField(max_length=KEY_MAX_CHARS, blank=True, default="")
+    value = models.CharField(max_length=VALUE_MAX_CHARS, blank=True, default="")
+    confidence = models.FloatField(default=0.8)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
+    pinned = models.BooleanField(default=False)
+    valid_from = models.DateTimeField(default=timezone.now)
+    valid_to = models.DateTimeField(null=True, blank=True)
+    confirmed_at = models.DateTimeField(
+        default=timezone.now, help_text="Last time this was said or confirmed (recency)."
+    )
+    times_confirmed = models.PositiveIntegerField(default=1)
+    superseded_by = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    source_kind = models.CharField(max_length=16, choices=Source.choices, default=Source.MANUAL)
+    source_task_id = models.PositiveBigIntegerField(null=True, blank=True)
+    source_turn_id = models.PositiveBigIntegerField(null=True, blank=True)
+    source_message_id = models.PositiveBigIntegerField(null=True, blank=True)
+    source_person_id = models.PositiveBigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-pinned", "-confirmed_at", "-id"]
+        indexes = [
+            models.Index(fields=["owner", "status", "scope"], name="memory_item_owner_idx"),
+            models.Index(fields=["workspace", "status", "scope"], name="memory_item_ws_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(confidence__gte=0) & models.Q(confidence__lte=1),
+                name="memory_confidence_0_1",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(scope="personal", workspace__isnull=True)
+                    | (
+                        models.Q(scope__in=["workspace", "team"])
+                        & models.Q(workspace__isnull=False)
+                    )
+                ),
+                name="memory_scope_matches_workspace",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:60]
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == Status.ACTIVE
+
+    @property
+    def structured(self) -> str:
+        return f"{self.key}={self.value}" if self.key else ""
+
+    def snapshot(self) -> dict[str, Any]:
+        """The fields a history row records."""
+        return {
+            "scope": self.scope,
+            "workspace_id": self.workspace_id,
+            "kind": self.kind,
+            "text": self.text,
+            "key": self.key,
+            "value": self.value,
+            "confidence": self.confidence,
+            "status": self.status,
+            "pinned": self.pinned,
+            "valid_from": self.valid_from.isoformat() if self.valid_from else None,
+            "valid_to": self.valid_to.isoformat() if self.valid_to else None,
+        }
+
+
+class MemoryHistory(models.Model):
+    """A row for every change to an item (append-only)."""
+
+    class Action(models.TextChoices):
+        CREATED = "created", "Created"
+        CONFIRMED = "confirmed", "Said again (kept)"
+        MERGED = "merged", "Merged into another item"
+        SUPERSEDED = "superseded", "Replaced by a newer item"
+        INVALIDATED = "invalidated", "No longer true"
+        EDITED = "edited", "Edited"
+        PINNED = "pinned", "Pinned"
+        UNPINNED = "unpinned", "Unpinned"
+        DELETED = "deleted", "Deleted"
+
+    item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="history")
+    action = models.CharField(max_length=12, choices=Action.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    snapshot = models.JSONField(default=dict)
+    note = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["item", "created_at", "id"]
+        verbose_name_plural = "memory history"
+
+    def __str__(self) -> str:
+        return f"{self.action} #{self.item_id}"
+
+
+class MemorySettings(models.Model):
+    """Each person's memory switches. A missing row means the defaults."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="memory_settings",
+    )
+    enabled = models.BooleanField(default=True, help_text="Off: nothing is extracted or used.")
+    review_mode = models.CharField(
+        max_length=10, choices=ReviewMode.choices, default=ReviewMode.AUTO
+    )
+    admin_access_allowed = models.BooleanField(
+        default=False, help_text="Let site admins read my memory (each access is audited)."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "memory settings"
+
+    def __str__(self) -> str:
+        return f"Memory settings of user {self.user_id}"
+
+
+class MemoryCandidate(models.Model):
+    """Something an agent or the reflection job proposes to remember, awaiting review."""
+
+    class Operation(models.TextChoices):
+        REMEMBER = "remember", "Remember"
+        FORGET = "forget", "Forget"
+
+    class Decision(models.TextChoices):
+        PENDING = "pending", "Pending"
+        ACCEPTED = "accepted", "Accepted"
+        REJECTED = "rejected", "Rejected"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memory_candidates"
+    )
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.PERSONAL)
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    operation = models.CharField(
+        max_length=10, choices=Operation.choices, default=Operation.REMEMBER
+    )
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.PREFERENCE)
+    text = models.CharField(max_length=TEXT_MAX_CHARS)
+    key = models.CharField(max_length=KEY_MAX_CHARS, blank=True, default="")
+    value = models.CharField(max_length=VALUE_MAX_CHARS, blank=True, default="")
+    confidence = models.FloatField(default=0.6)
+    decision = models.CharField(max_length=10, choices=Decision.choices, default=Decision.PENDING)
+    source_kind = models.CharField(max_length=16, choices=Source.choices)
+    source_task_id = models.PositiveBigIntegerField(null=True, blank=True)
+    source_turn_id = models.PositiveBigIntegerField(null=True, blank=True)
+    source_message_id = models.PositiveBigIntegerField(null=True, blank=True)
+    source_person_id = models.PositiveBigIntegerField(null=True, blank=True)
+    item = models.ForeignKey(
+        MemoryItem, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "decision"], name="memory_candidate_owner_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.operation}: {self.text[:60]}"
+
+
+class ReflectionState(models.Model):
+    """How far the reflection job has read a task's chat (keeps the job idempotent)."""
+
+    task_id = models.PositiveBigIntegerField(primary_key=True)
+    last_message_id = models.PositiveBigIntegerField(default=0)
+    reflected_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"Reflection of task {self.task_id} up to message {self.last_message_id}"
+
+
+class MemoryAuditEvent(models.Model):
+    """Append-only audit trail of sensitive memory actions (forget everything, admin reads).
+
+    Named for this app on purpose: when a project-wide audit log exists, these rows move there.
+    Details never contain remembered text, only counts and ids.
+    """
+
+    class Action(models.TextChoices):
+        FORGET_EVERYTHING = "forget_everything", "Forgot everything"
+        ADMIN_READ = "admin_read", "Admin read someone's memory"
+        EXPORT = "export", "Exported memory"
+        IMPORT = "import", "Imported memory"
+        SETTINGS_CHANGED = "settings_changed", "Changed memory settings"
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    actor_name = models.CharField(max_length=150)
+    action = models.CharField(max_length=20, choices=Action.choices)
+    subject_user_id = models.PositiveBigIntegerField()
+    details = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.actor_name} {self.action} (user {self.subject_user_id})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None and not self._state.adding:
+            raise ValueError("Audit events are append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise ValueError("Audit events are append-only.")
