@@ -18,6 +18,7 @@ urlpatterns = [
     path("", include("collab.workspaces.urls")),
     path("", include("collab.tasks.urls")),
     path("", include("collab.audit.urls")),
+    path("memory/", include("agents.memory.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

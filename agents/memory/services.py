@@ -34,7 +34,6 @@ from agents.memory.models import (
     TEXT_MAX_CHARS,
     VALUE_MAX_CHARS,
     Kind,
-    MemoryAuditEvent,
     MemoryCandidate,
     MemoryHistory,
     MemoryItem,
@@ -45,6 +44,8 @@ from agents.memory.models import (
     Source,
     Status,
 )
+from collab.audit.models import AuditEvent
+from collab.audit.services import record_event
 from collab.tasks.models import Message
 from collab.workspaces.models import Membership, Workspace
 
@@ -101,18 +102,6 @@ def _lock_owner(user_id: int) -> MemorySettings:
     return MemorySettings.objects.select_for_update().get(user_id=user_id)
 
 
-def _audit(
-    *, actor: User | None, action: str, subject_user_id: int, details: dict[str, Any]
-) -> MemoryAuditEvent:
-    return MemoryAuditEvent.objects.create(
-        actor=actor,
-        actor_name=actor.get_username() if actor is not None else "system",
-        action=action,
-        subject_user_id=subject_user_id,
-        details=details,
-    )
-
-
 @transaction.atomic
 def update_settings(
     *, user: User, enabled: bool, review_mode: str, admin_access_allowed: bool
@@ -135,11 +124,11 @@ def update_settings(
         "admin_access_allowed": admin_access_allowed,
     }
     if before != after:
-        _audit(
+        record_event(
             actor=user,
-            action=MemoryAuditEvent.Action.SETTINGS_CHANGED,
-            subject_user_id=user.pk,
-            details={"before": before, "after": after},
+            action=AuditEvent.Action.SETTINGS_CHANGED,
+            target="memory settings",
+            data={"before": before, "after": after},
         )
     return settings
 
@@ -597,22 +586,35 @@ def forget_everything(*, user: User) -> dict[str, int]:
     MemoryItem.objects.filter(superseded_by__in=personal).update(superseded_by=None)
     MemoryCandidate.objects.filter(owner=user).delete()
     personal.delete()
-    _audit(
+    record_event(
         actor=user,
-        action=MemoryAuditEvent.Action.FORGET_EVERYTHING,
-        subject_user_id=user.pk,
-        details=counts,
+        action=AuditEvent.Action.MEMORY_FORGOTTEN,
+        target=f"memory of {user.get_username()} (user {user.pk})",
+        data={"subject_user_id": user.pk, **counts},
     )
     return counts
 
 
 @transaction.atomic
-def record_admin_read(*, admin: User, subject: User) -> MemoryAuditEvent:
-    return _audit(
+def record_admin_read(*, admin: User, subject: User) -> AuditEvent:
+    """Admins may read someone's memory only if that person allowed it; every read is audited."""
+    if not (admin.is_staff and settings_for(subject).admin_access_allowed):
+        raise PermissionDenied("This person has not allowed admins to read their memory.")
+    return record_event(
         actor=admin,
-        action=MemoryAuditEvent.Action.ADMIN_READ,
-        subject_user_id=subject.pk,
-        details={},
+        action=AuditEvent.Action.MEMORY_ADMIN_ACCESS,
+        target=f"memory of {subject.get_username()} (user {subject.pk})",
+        data={"subject_user_id": subject.pk},
+    )
+
+
+@transaction.atomic
+def record_export(*, user: User, items: int) -> AuditEvent:
+    return record_event(
+        actor=user,
+        action=AuditEvent.Action.EXPORT,
+        target=f"memory of {user.get_username()} (user {user.pk})",
+        data={"items": items},
     )
 
 
@@ -726,10 +728,4 @@ def import_memory(*, user: User, raw: bytes) -> dict[str, int]:
         if entry.pinned and result.item is not None and not result.item.pinned:
             result.item.pinned = True
             result.item.save(update_fields=["pinned", "updated_at"])
-    _audit(
-        actor=user,
-        action=MemoryAuditEvent.Action.IMPORT,
-        subject_user_id=user.pk,
-        details={"items": len(items), **counts},
-    )
     return counts

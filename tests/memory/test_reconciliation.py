@@ -27,7 +27,8 @@ def test_a_new_preference_is_added_with_its_provenance_and_a_history_row(alice):
         7,
         42,
     )
-    assert item.status == Status.ACTIVE and item.valid_to is None
+    assert item.status == Status.ACTIVE
+    assert item.valid_to is None
     assert [h.action for h in item.history.all()] == ["created"]
 
 
@@ -39,7 +40,8 @@ def test_a_changed_value_supersedes_the_old_item_which_keeps_its_end_date(alice)
     old.refresh_from_db()
     assert result.action == "superseded"
     assert old.status == Status.SUPERSEDED
-    assert old.valid_to is not None and old.valid_to <= result.item.valid_from
+    assert old.valid_to is not None
+    assert old.valid_to <= result.item.valid_from
     assert old.superseded_by == result.item
     assert list(MemoryItem.objects.filter(owner=alice, status="active")) == [result.item]
     assert [h.action for h in old.history.all()] == ["created", "superseded"]
@@ -78,8 +80,10 @@ def test_duplicates_that_slipped_in_are_merged_into_one(alice):
     a.refresh_from_db()
     b.refresh_from_db()
     kept, merged = (b, a) if result.item == b else (a, b)
-    assert kept.status == Status.ACTIVE and kept.pinned
-    assert merged.status == Status.SUPERSEDED and merged.superseded_by == kept
+    assert kept.status == Status.ACTIVE
+    assert kept.pinned
+    assert merged.status == Status.SUPERSEDED
+    assert merged.superseded_by == kept
     assert merged.history.filter(action=MemoryHistory.Action.MERGED).exists()
     assert MemoryItem.objects.filter(owner=alice, status="active").count() == 1
 
@@ -95,7 +99,8 @@ def test_forget_invalidates_matching_items_and_keeps_them_in_history(alice):
 
     item.refresh_from_db()
     assert result.action == "invalidated"
-    assert item.status == Status.DELETED and item.valid_to is not None
+    assert item.status == Status.DELETED
+    assert item.valid_to is not None
     assert [h.action for h in item.history.all()] == ["created", "invalidated"]
 
 
@@ -120,7 +125,8 @@ def test_scopes_are_reconciled_separately(alice, workspace):
 
     everywhere.refresh_from_db()
     assert everywhere.status == Status.ACTIVE
-    assert here.status == Status.ACTIVE and here.workspace == workspace
+    assert here.status == Status.ACTIVE
+    assert here.workspace == workspace
 
 
 def test_people_are_reconciled_separately(alice, bob):

@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+from agents.memory import services
+from agents.memory.extractors import parse_command
+from agents.memory.models import MemoryItem, Scope, Status
+from collab.tasks.services import post_message, set_task_status
+from tests.factories import membership_of
+
+
+def say(workspace, user, task, body):
+    return post_message(membership=membership_of(workspace, user), task=task, body=body)
+
+
+def test_remember_that_in_chat_is_remembered_at_once_with_the_message_as_provenance(
+    workspace, alice, task
+):
+    message = say(workspace, alice, task, "Remember that I prefer bullet points.")
+
+    item = MemoryItem.objects.get(owner=alice)
+    assert (item.key, item.value, item.scope) == ("lists", "bullets", Scope.PERSONAL)
+    assert item.text == "I prefer bullet points"
+    assert (item.source_kind, item.source_message_id, item.source_task_id) == (
+        "chat_command",
+        message.pk,
+        task.pk,
+    )
+
+
+def test_forget_in_chat_ends_the_matching_memory(workspace, alice, task):
+    say(workspace, alice, task, "@writer please remember: use British spelling")
+
+    say(workspace, alice, task, "forget that I want British spelling")
+
+    item = MemoryItem.objects.get(owner=alice)
+    assert item.status == Status.DELETED
+    assert item.valid_to is not None
+
+
+def test_remember_for_the_team_is_shared_by_the_workspace(workspace, bob, task):
+    say(workspace, bob, task, "remember for the team that we write in a formal tone")
+
+    item = MemoryItem.objects.get()
+    assert (item.scope, item.workspace, item.owner) == (Scope.TEAM, workspace, bob)
+    assert (item.key, item.value) == ("tone", "formal")
+
+
+def test_ordinary_messages_and_reminders_are_not_commands(workspace, alice, task):
+    say(workspace, alice, task, "Can you remember the budget from last week?")
+    say(workspace, alice, task, "remember to invite Sam")
+    say(workspace, alice, task, "forget everything")
+
+    assert not MemoryItem.objects.exists()
+
+
+def test_commands_are_ignored_when_memory_is_off(workspace, alice, task):
+    services.update_settings(
+        user=alice, enabled=False, review_mode="auto", admin_access_allowed=False
+    )
+
+    say(workspace, alice, task, "remember that I prefer bullet points")
+
+    assert not MemoryItem.objects.exists()
+
+
+def test_every_chat_message_schedules_a_debounced_reflection_on_commit(
+    workspace, alice, task, enqueued, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        say(workspace, alice, task, "hello")
+        say(workspace, alice, task, "anyone?")
+
+    assert enqueued == [(task.pk, None), (task.pk, None)]
+
+
+def test_finishing_a_task_reflects_without_waiting(
+    workspace, alice, task, enqueued, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        set_task_status(membership=membership_of(workspace, alice), task=task, status="done")
+
+    assert enqueued == [(task.pk, 0)]
+
+
+def test_command_parser_reads_scopes_and_structure():
+    command = parse_command("@helper remember in this workspace that answers stay under 150 words")
+
+    assert command is not None
+    assert command.scope == "workspace"
+    assert (command.proposal.key, command.proposal.value) == ("max_words", "150")
+    assert parse_command("remembering is hard") is None

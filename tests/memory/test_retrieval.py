@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from agents.memory import services
+from agents.memory.models import MemoryItem, Scope
+from agents.memory.selectors import (
+    asking_preference,
+    memory_slots,
+    retrieve_for_turn,
+)
+from tests.factories import make_workspace
+
+
+def item(owner, text, **fields):
+    return MemoryItem.objects.create(owner=owner, text=text, **fields)
+
+
+def test_relevant_items_are_found_by_full_text_search_and_stemming(alice):
+    budget = item(alice, "The offsite budget is capped at 5000 euros")
+    item(alice, "My cat is called Tom")
+
+    memory = retrieve_for_turn([alice], None, "What budgets do we have for the offsite?")
+
+    assert [m.item_id for m in memory.relevant] == [budget.pk]
+
+
+def test_recent_and_confident_items_rank_above_stale_or_doubtful_ones(alice):
+    now = timezone.now()
+    stale = item(
+        alice, "Venue ideas: the old mill", confirmed_at=now - timedelta(days=200), confidence=0.9
+    )
+    doubtful = item(alice, "Venue ideas: a boat", confidence=0.1)
+    fresh = item(alice, "Venue ideas: the lighthouse", confidence=0.9)
+
+    memory = retrieve_for_turn([alice], None, "venue ideas", now=now)
+
+    assert [m.item_id for m in memory.relevant] == [fresh.pk, doubtful.pk, stale.pk]
+
+
+def test_more_relevant_items_rank_first(alice):
+    weak = item(alice, "Lunch is at noon")
+    strong = item(alice, "Lunch: vegetarian lunch options for the lunch order")
+
+    memory = retrieve_for_turn([alice], None, "lunch order vegetarian")
+
+    assert [m.item_id for m in memory.relevant] == [strong.pk, weak.pk]
+
+
+def test_the_structured_profile_is_always_included_and_the_most_specific_scope_wins(
+    alice, workspace
+):
+    item(alice, "Bullets", key="lists", value="bullets")
+    local = item(
+        alice,
+        "Prose in Acme",
+        key="lists",
+        value="prose",
+        scope=Scope.WORKSPACE,
+        workspace=workspace,
+    )
+    spelling = item(alice, "British spelling", key="spelling", value="en-GB")
+
+    memory = retrieve_for_turn([alice], workspace, "unrelated words entirely")
+
+    assert {m.item_id for m in memory.profile} == {local.pk, spelling.pk}
+    assert memory_slots(memory, person_id=alice.pk) == {"lists": "prose", "spelling": "en-GB"}
+
+
+def test_retrieval_stays_within_the_token_budget(alice):
+    for n in range(30):
+        item(alice, f"Preference number {n} about coffee " + "x" * 80, key=f"k{n}", value="v")
+
+    memory = retrieve_for_turn([alice], None, "coffee", token_budget=120)
+
+    assert 0 < memory.tokens <= 120
+    assert len(memory.items) < 30
+
+
+def test_the_prompt_says_whose_preference_each_item_is(alice, bob, workspace):
+    item(alice, "I prefer bullet points", key="lists", value="bullets")
+    item(bob, "I write in US spelling", key="spelling", value="en-US")
+    item(
+        bob,
+        "Formal tone for clients",
+        scope=Scope.TEAM,
+        workspace=workspace,
+        key="tone",
+        value="formal",
+    )
+
+    prompt = retrieve_for_turn([alice, bob], workspace, "draft").as_prompt()
+
+    assert "(alice's preference) I prefer bullet points [lists=bullets]" in prompt
+    assert "(bob's preference) I write in US spelling" in prompt
+    assert "(team preference) Formal tone for clients" in prompt
+
+
+def test_nobody_elses_personal_memory_is_retrieved(alice, bob, workspace):
+    item(bob, "Bob's secret: planning a surprise party for alice", key="secret", value="party")
+    item(bob, "Bob prefers prose in Acme", scope=Scope.WORKSPACE, workspace=workspace)
+
+    memory = retrieve_for_turn([alice], workspace, "surprise party prose secret")
+
+    assert memory.items == []
+
+
+def test_personal_memory_from_another_workspace_is_not_retrieved(alice, workspace):
+    elsewhere = make_workspace(alice, name="Elsewhere")
+    item(alice, "In Elsewhere we use numbered lists", scope=Scope.WORKSPACE, workspace=elsewhere)
+    item(alice, "Team rule of Elsewhere: numbered lists", scope=Scope.TEAM, workspace=elsewhere)
+
+    memory = retrieve_for_turn([alice], workspace, "numbered lists")
+
+    assert memory.items == []
+
+
+def test_memory_off_means_nothing_is_used(alice, workspace):
+    item(alice, "I prefer bullet points", key="lists", value="bullets")
+    item(alice, "Offsite budget is 5000")
+    services.update_settings(
+        user=alice, enabled=False, review_mode="auto", admin_access_allowed=False
+    )
+
+    memory = retrieve_for_turn([alice], workspace, "offsite budget")
+
+    assert memory.items == []
+
+
+def test_superseded_and_deleted_items_are_not_used(alice):
+    item(alice, "Bullets about the offsite", key="lists", value="bullets", status="superseded")
+    item(alice, "Offsite at the lake", status="deleted")
+
+    assert retrieve_for_turn([alice], None, "offsite").items == []
+
+
+def test_asking_less_is_read_as_the_persons_asking_preference(alice, bob):
+    item(alice, "Ask me fewer questions", key="asking", value="less")
+
+    memory = retrieve_for_turn([alice, bob], None, "")
+
+    assert asking_preference(memory, person_id=alice.pk) == "less"
+    assert asking_preference(memory, person_id=bob.pk) == "normal"
