@@ -52,10 +52,8 @@ def test_settings_load_with_no_environment_at_all(tmp_path):
     ("env", "reason"),
     [
         ({"DATABASE_URL": "nonsense://somewhere/db"}, "DATABASE_URL cannot be parsed"),
-        ({"DATABASE_URL": "postgres://user@host:notaport/db"}, "DATABASE_URL cannot be parsed"),
         ({"SECRET_KEY": "too-short"}, "SECRET_KEY must be at least 32 characters"),
         ({"DEBUG": "perhaps"}, "DEBUG='perhaps' is not a boolean"),
-        ({"CHAT_PAGE_SIZE": "fifty"}, "CHAT_PAGE_SIZE='fifty' is not an integer"),
         ({"INVITATION_DEFAULT_DAYS": "0"}, "INVITATION_DEFAULT_DAYS=0 must be at least 1"),
         ({"SECRET_KEY_FILE": "/nonexistent/secret"}, "SECRET_KEY_FILE=.* cannot be read"),
     ],
