@@ -110,7 +110,8 @@ def best_guess(slot: SlotState, interpretations: Sequence[Interpretation] = ()) 
         else:
             candidates.append((share, value, "model"))
     if not candidates:
-        blind = choice_prior if spec.choices else 0.1
+        # Optional slots can be left to the agent's judgement: a coin flip, not a blind guess.
+        blind = choice_prior if spec.choices else 0.1 if spec.required else 0.5
         return SlotState(spec=spec, value=None, source=None, confidence=blind)
     p, value, source = max(candidates, key=lambda c: c[0])
     return SlotState(spec=spec, value=value, source=source, confidence=max(0.0, min(1.0, p)))

@@ -21,7 +21,7 @@ class CostModel:
     review: float = 0.1  # reviewing a suggestion at all, even a right one
     question: float = 0.3  # interrupting the person with a question message
     extra_question: float = 0.08  # each further question in the same message
-    optional_factor: float = 0.5  # optional slots matter half as much
+    optional_factor: float = 0.3  # an optional slot matters less than a required one
     fatigue: float = 1.0  # question cost grows by this x (share of the session budget used)
 
 

@@ -1,0 +1,98 @@
+"""The engine's turn context (a plain dict) in, a storable decision record out."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+from agents.policies.adapter import decide_from_context, situation_from_context
+from agents.policies.bandit import ContextualBandit
+
+TODAY = date(2026, 3, 2)
+
+
+def context(**overrides: object) -> dict:
+    base = {
+        "task": {"id": 1, "title": "Lisbon trip", "goal": "An itinerary for our holiday"},
+        "request": "",
+        "messages": [],
+        "document": "",
+        "memory": [],
+        "answers": [],
+        "notes": [],
+    }
+    return base | overrides
+
+
+def test_a_clear_request_is_acted_on_with_the_template_guessed_from_the_task():
+    record = decide_from_context(
+        "value_of_information",
+        context(
+            request="Plan a relaxed trip to Lisbon from 4 May to 9 May for 2 people, budget €1500"
+        ),
+        today=TODAY,
+    )
+
+    assert record["decision"] == "act"
+    assert record["question"] == ""
+    assert record["situation"]["template"] == "travel_plan"
+    json.dumps(record)  # storable as it is
+
+
+def test_a_vague_request_gets_one_question_message():
+    record = decide_from_context(
+        "value_of_information", context(request="Plan something nice"), today=TODAY
+    )
+
+    assert record["decision"] == "ask"
+    assert record["question"].count("?") == len(record["detail"]["questions"])
+    assert "Where are you going?" in record["question"]
+
+
+def test_the_answer_to_a_question_card_fills_its_slot():
+    situation = situation_from_context(
+        context(
+            request="Go ahead",
+            answers=[{"question": "Before I start:\n1. Where are you going?", "answer": "Porto"}],
+        ),
+        today=TODAY,
+    )
+
+    destination = situation.slot("destination")
+    assert destination is not None
+    assert (destination.value, destination.source) == ("Porto", "chat")
+    assert situation.budget.asked_in_episode == 1
+
+
+def test_the_request_falls_back_to_the_last_human_message_and_agents_are_not_people():
+    situation = situation_from_context(
+        context(
+            messages=[
+                {"kind": "agent", "body": "Shall I book Paris?"},
+                {"kind": "human", "body": "Trip to Rome in June please"},
+            ]
+        ),
+        today=TODAY,
+    )
+
+    assert situation.request == "Trip to Rome in June please"
+    assert situation.slot("destination").value == "Rome"  # type: ignore[union-attr]
+
+
+def test_ask_me_less_in_memory_reaches_the_budget():
+    situation = situation_from_context(
+        context(request="Plan it", memory=["Please ask me fewer questions"]), today=TODAY
+    )
+
+    assert situation.budget.preference == "less"
+
+
+def test_a_learning_policy_returns_its_new_state():
+    state = ContextualBandit(seed=4).to_state()
+
+    record = decide_from_context(
+        "bandit", context(request="Plan a trip"), policy_state=state, today=TODAY
+    )
+
+    assert record["policy_state"]["step"] == 1
+    assert sum(record["detail"]["probabilities"].values()) == 1.0
