@@ -30,10 +30,9 @@ ERRORS = {400: BadRequest, 401: Error, 404: Error}
 
 def task_detail(access: TaskAccess) -> dict[str, Any]:
     task = access.task
-    try:
-        document: Document | None = task.document
-    except Document.DoesNotExist:
-        document = None
+    # ``access`` already checked membership. Skip the Yjs snapshot column: it can be large and
+    # the API only shows the derived text.
+    document = Document.objects.only("text", "updated_at").filter(task_id=task.pk).first()
     return {
         "id": task.pk,
         "workspace_id": task.workspace_id,

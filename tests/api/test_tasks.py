@@ -4,7 +4,9 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
 from collab.tasks.models import Document, Message, Task
 from collab.tasks.services import post_message
@@ -251,3 +253,14 @@ def test_workspace_of_a_task_is_checked_not_just_the_task_id(
         f"/api/tasks/{task.pk}/messages", {"body": "Hi"}, content_type="application/json"
     )
     assert response.status_code == 404
+
+
+def test_task_detail_does_not_load_the_yjs_snapshot(
+    alice: User, task: Task, api_as: ApiClientFactory
+) -> None:
+    client = api_as(alice)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(f"/api/tasks/{task.pk}").status_code == 200
+    document_reads = [q["sql"] for q in queries.captured_queries if "tasks_document" in q["sql"]]
+    assert len(document_reads) == 1
+    assert "ystate" not in document_reads[0]
