@@ -8,8 +8,8 @@ and judge it. See docs/policies.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast, get_args, runtime_checkable
 
 Action = Literal["ask", "suggest", "act"]
@@ -413,9 +413,6 @@ class Decision:
             features=tuple(float(x) for x in data.get("features", ())),
         )
 
-    def with_rationale(self, rationale: str) -> Decision:
-        return replace(self, rationale=rationale)
-
 
 @runtime_checkable
 class Policy(Protocol):
@@ -482,11 +479,6 @@ def registered_names() -> tuple[str, ...]:
     return tuple(n for n in POLICY_NAMES if n in _REGISTRY) + tuple(
         sorted(n for n in _REGISTRY if n not in POLICY_NAMES)
     )
-
-
-def decision_probabilities(action: Action, allowed: Sequence[Action] = ACTIONS) -> dict[str, float]:
-    """The probabilities of a deterministic choice: 1.0 on `action`, 0.0 elsewhere."""
-    return {a: float(a == action) for a in allowed}
 
 
 def resolve_policy_name(*candidates: str | None) -> str:

@@ -359,13 +359,20 @@ def parse_number(text: str) -> str | None:
 # --- choices, names, free text --------------------------------------------------------------
 
 
+# "not too busy", "nothing formal", "no jargon", "don't want a packed day": the choice is refused.
+_NEGATED = re.compile(
+    r"(?:\b(?:not|no|nothing|never|avoid|without|hate)|n't)(?:\s+\w+){0,2}\s+$", re.IGNORECASE
+)
+
+
 def find_choices(text: str, spec: SlotSpec) -> list[_Found]:
     """Mentions of the slot's choices or their aliases, as the canonical choice."""
     found: list[_Found] = []
     for choice in spec.choices:
         terms = [choice, *spec.choice_aliases.get(choice, ())]
         for m in re.finditer(rf"(?<!\w)(?:{_term_re(terms)})(?!\w)", text, re.IGNORECASE):
-            found.append(_Found(choice, 0.85, m.start(), m.end(), m[0]))
+            if not _NEGATED.search(text[max(0, m.start() - 24) : m.start()]):
+                found.append(_Found(choice, 0.85, m.start(), m.end(), m[0]))
     found.sort(key=lambda f: f.start)
     return found
 
@@ -396,7 +403,7 @@ def find_places(text: str, spec: SlotSpec) -> list[_Found]:
     """Capitalised place names after one of the slot's cue words ("to Lisbon", "in New York")."""
     cues = spec.cues or ("to", "in")
     found: list[_Found] = []
-    for m in re.finditer(rf"\b(?i:{_term_re(cues)})\s+(?P<place>{_PLACE})", text):
+    for m in re.finditer(rf"\b(?i:{_term_re(cues)})\s+(?:the\s+)?(?P<place>{_PLACE})", text):
         place = _trim_name(m["place"].strip())
         if _is_name(place):
             found.append(_Found(place, 0.7, m.start("place"), m.end("place"), m[0]))
