@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 
 from agents.policies.base import SlotSpec
 
@@ -152,6 +153,11 @@ def _words(term: str) -> str:
 
 
 def _term_re(terms: Sequence[str]) -> str:
+    return _term_re_cached(tuple(terms))
+
+
+@lru_cache(maxsize=1024)
+def _term_re_cached(terms: tuple[str, ...]) -> str:
     ordered = sorted({t.casefold() for t in terms if t}, key=len, reverse=True)
     return "|".join(_words(t) for t in ordered)
 
@@ -278,18 +284,23 @@ def _format_number(value: float) -> str:
     return str(int(value)) if value == int(value) else f"{value:.2f}".rstrip("0")
 
 
-def find_money(text: str) -> list[_Found]:
-    """Amounts with a currency: "€1,500", "1500 EUR", "$2k", "3 thousand pounds"."""
-    symbols = "|".join(sorted((re.escape(c) for c in CURRENCIES), key=len, reverse=True))
-    found: list[_Found] = []
-    patterns = (
+_SYMBOLS = "|".join(sorted((re.escape(c) for c in CURRENCIES), key=len, reverse=True))
+_MONEY_PATTERNS = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
         rf"(?P<cur>[€$£¥])\s?(?P<n>{_NUM})\s*(?P<k>k\b|thousand\b)?",
-        rf"\b(?P<n>{_NUM})\s*(?P<k>k|thousand)?\s*(?P<cur>{symbols})(?!\w)",
+        rf"\b(?P<n>{_NUM})\s*(?P<k>k|thousand)?\s*(?P<cur>{_SYMBOLS})(?!\w)",
         rf"\b(?P<cur>eur|usd|gbp|chf|jpy)\s?(?P<n>{_NUM})\s*(?P<k>k\b|thousand\b)?",
     )
+)
+
+
+def find_money(text: str) -> list[_Found]:
+    """Amounts with a currency: "€1,500", "1500 EUR", "$2k", "3 thousand pounds"."""
+    found: list[_Found] = []
     taken: list[tuple[int, int]] = []
-    for pattern in patterns:
-        for m in re.finditer(pattern, text, re.IGNORECASE):
+    for pattern in _MONEY_PATTERNS:
+        for m in pattern.finditer(text):
             if any(s < m.end() and m.start() < e for s, e in taken):
                 continue
             amount = _number(m["n"])

@@ -30,7 +30,7 @@ from agents.policies.base import (
     SlotSpec,
     SlotState,
 )
-from agents.policies.detect import Detection, detect, find_choices, normalise
+from agents.policies.detect import Detection, detect, find_choices, find_labelled, normalise
 from agents.policies.scoring import sampled_slot_names
 from agents.policies.signals import SlotExtraction
 from agents.policies.templates import TaskTemplate
@@ -115,9 +115,11 @@ def build_situation(
         offer_detections(detect(message, specs, today=today), "chat")
     if document:
         for spec in specs:
-            labelled = detect(document, [spec], today=today).get(spec.name)
-            if labelled is not None and labelled.confidence >= 0.95:  # labelled values only
-                offer(spec, labelled.value, "document", labelled.confidence)
+            if spec.name in states:
+                continue
+            labelled = find_labelled(document, spec, today=today)  # labelled values only
+            if labelled:
+                offer(spec, labelled[0].value, "document", labelled[0].confidence)
     if isinstance(memory, Mapping):
         for name, raw in memory.items():
             spec = by_name.get(name) or _match_spec(name, specs)
