@@ -9,6 +9,9 @@ from collections.abc import Sequence
 
 from agents.policies.base import Interpretation, SlotSource, SlotState
 
+# p(a template default is what the person wants), when nothing else is known.
+DEFAULT_PRIOR = 0.6
+
 # Sampled interpretations that leave a slot empty vote for this placeholder.
 MISSING = "\u2205"
 
@@ -85,7 +88,8 @@ def best_guess(slot: SlotState, interpretations: Sequence[Interpretation] = ()) 
 
     Answered slots (request, chat, document, memory) are returned as they are. Otherwise the
     candidates are: the value already present (model extraction, with its confidence), the
-    template default (prior 1/number of choices for a choice slot, else 0.5), and the modal value
+    template default (prior DEFAULT_PRIOR: the template's author chose it as the most common
+    answer), and the modal value
     of the sampled interpretations (prior = its share of the samples; when it agrees with the
     extracted value the larger of the two counts). The most probable candidate wins; with no
     candidate the value stays empty and p is 1/number of choices, or 0.1 (a blind guess).
@@ -99,7 +103,7 @@ def best_guess(slot: SlotState, interpretations: Sequence[Interpretation] = ()) 
         candidates.append((slot.confidence, slot.value, slot.source or "model"))
     default = spec.default if spec.default is not None else slot.value
     if default is not None:
-        candidates.append((choice_prior if spec.choices else 0.5, default, "default"))
+        candidates.append((DEFAULT_PRIOR, default, "default"))
     modal = modal_value(interpretations, spec.name)
     if modal is not None:
         value, share = modal

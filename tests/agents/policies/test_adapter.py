@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from datetime import date
 
+import pytest
+
 from agents.policies.adapter import decide_from_context, situation_from_context
 from agents.policies.bandit import ContextualBandit
 
@@ -96,3 +98,36 @@ def test_a_learning_policy_returns_its_new_state():
 
     assert record["policy_state"]["step"] == 1
     assert sum(record["detail"]["probabilities"].values()) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("title", "request_text", "action"),
+    [
+        (
+            "Trip",
+            "Plan a relaxed trip to Lisbon from 4 May to 9 May for 2 people, budget €1500",
+            "act",
+        ),
+        ("Trip", "Plan a trip to Rome next Friday", "suggest"),
+        ("Trip", "Plan a trip", "ask"),
+        ("Post", "Write a blog post about Rust async for beginners, casual, 1200 words", "act"),
+        ("Post", "Write a blog post about Rust async", "suggest"),
+        ("Post", "Write a blog post", "ask"),
+        ("Class", "Lesson plan: 50-minute lesson on photosynthesis for year 9", "act"),
+        ("Class", "Make a lesson plan", "ask"),
+        ("Sync", "Prepare a brief for my meeting with Ana tomorrow about the Q3 roadmap", "act"),
+        ("Sync", "Prepare a meeting brief", "ask"),
+        ("Paper", "Related work on federated learning privacy, chronological", "act"),
+        ("Paper", "Help with the related work", "ask"),
+    ],
+)
+def test_the_default_policy_acts_on_clear_requests_and_asks_about_vague_ones(
+    title, request_text, action
+):
+    record = decide_from_context(
+        "value_of_information",
+        context(task={"id": 1, "title": title, "goal": ""}, request=request_text),
+        today=TODAY,
+    )
+
+    assert record["decision"] == action, record["reason"]
