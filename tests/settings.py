@@ -18,3 +18,7 @@ WHITENOISE_USE_FINDERS = True
 # Async tests reach the database from asgiref's worker thread; a persistent connection there
 # would outlive the test run and keep Postgres from dropping the test database.
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
+
+# SQLite: a file, not memory, so that a server process started by browser tests shares it.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}  # noqa: F405

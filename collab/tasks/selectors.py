@@ -63,6 +63,12 @@ def list_messages(
     return page
 
 
+def list_messages_after(task: Task, *, after: int, limit: int | None = None) -> list[Message]:
+    """The first ``limit`` messages newer than ``after``, oldest first (a resync after a gap)."""
+    limit = page_size() if limit is None else limit
+    return list(task.messages.filter(id__gt=after).order_by("id")[:limit])
+
+
 def page_size() -> int:
     return int(settings.CHAT_PAGE_SIZE)
 

@@ -11,5 +11,6 @@ urlpatterns = [
     path("t/<int:task_id>/", views.task_detail, name="detail"),
     path("t/<int:task_id>/messages/", views.post_message, name="post_message"),
     path("t/<int:task_id>/messages/older/", views.older_messages, name="older_messages"),
+    path("t/<int:task_id>/messages/newer/", views.newer_messages, name="newer_messages"),
     path("t/<int:task_id>/status/", views.set_status, name="status"),
 ]

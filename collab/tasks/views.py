@@ -83,6 +83,27 @@ def older_messages(request: AuthedRequest, task_id: int) -> HttpResponse:
 
 
 @login_required
+@require_GET
+def newer_messages(request: AuthedRequest, task_id: int) -> HttpResponse:
+    """Messages after ``after``: what a chat socket missed while it was reconnecting."""
+    access = selectors.get_task_access(request.user, task_id)
+    try:
+        after = int(request.GET["after"])
+    except (KeyError, ValueError):
+        return HttpResponse("after must be a message id", status=400)
+    messages = [message_event(m) for m in selectors.list_messages_after(access.task, after=after)]
+    return render(
+        request,
+        "tasks/task_detail.html#newer-messages",
+        {
+            "task": access.task,
+            "messages": messages,
+            "has_newer": len(messages) == selectors.page_size(),
+        },
+    )
+
+
+@login_required
 @require_POST
 def post_message(request: AuthedRequest, task_id: int) -> HttpResponse:
     access = selectors.get_task_access(request.user, task_id)

@@ -1,0 +1,179 @@
+"""Browser tests: a real Collab server (Daphne, WebSockets included) and headless Chromium.
+
+``server_url`` starts ``manage.py serve`` once per session, on a free port, against the test
+database, in whichever mode the suite runs: embedded (SQLite file, in-process channel layer and
+worker) or production (``DATABASE_URL`` + ``REDIS_URL``). Each test that uses it is
+transactional: what the browser creates is flushed afterwards.
+
+``new_context()`` opens an isolated browser context (its own cookies: one person each) whose
+``base_url`` is the server. Chromium is Debian's ``/usr/bin/chromium`` driven by Playwright;
+it is never downloaded. Without it the tests skip, except under CI (``CI=true``) where they
+fail. On a failure every open page is saved as a screenshot under ``test-artifacts/``.
+
+Playwright's sync API makes the main thread look like it runs an event loop, which Django
+answers with "async unsafe" errors: keep browser tests free of ORM calls (drive the app
+through the UI or HTTP), and let the fixtures below start Chromium after the test database
+is ready and stop it before the flush.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
+# Waits for things to appear in the browser; generous because the machine may be busy.
+# Nothing asserts on how long anything took.
+WAIT_MS = 15_000
+SERVER_START_SECONDS = 90
+expect.set_options(timeout=WAIT_MS)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    report = yield
+    if report.when == "call":
+        item.stash[_FAILED] = report.failed
+    return report
+
+
+_FAILED = pytest.StashKey[bool]()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_until_serving(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited early:\n{log.read_text()[-4000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/accounts/login/", timeout=5) as response:  # noqa: S310
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"the server did not answer in time:\n{log.read_text()[-4000:]}")
+
+
+@pytest.fixture(scope="session")
+def collab_server(django_db_setup: None) -> Iterator[str]:
+    """The URL of a ``manage.py serve`` process using this session's test database."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = ARTIFACTS / "server.log"
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="tests.live_settings",
+        COLLAB_TEST_DB_NAME=str(connection.settings_dict["NAME"]),
+        PYTHONUNBUFFERED="1",
+    )
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_until_serving(url, process, log)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture
+def server_url(transactional_db: None, collab_server: str) -> str:
+    """The live server's URL; the test database is flushed after the test."""
+    return collab_server
+
+
+def _chromium() -> Path:
+    if CHROMIUM.exists():
+        return CHROMIUM
+    message = f"Chromium not found at {CHROMIUM} (apt-get install -y chromium)"
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture
+def browser(server_url: str) -> Iterator[Browser]:
+    """Headless Chromium, started after the server and the test database are ready."""
+    executable = _chromium()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(executable), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def new_context(
+    browser: Browser, server_url: str, request: pytest.FixtureRequest
+) -> Iterator[Callable[[], BrowserContext]]:
+    """``new_context()``: a fresh browser profile (one person) with ``base_url`` set."""
+    contexts: list[BrowserContext] = []
+
+    def _new() -> BrowserContext:
+        context = browser.new_context(base_url=server_url, viewport={"width": 1280, "height": 800})
+        context.set_default_timeout(WAIT_MS)
+        contexts.append(context)
+        return context
+
+    yield _new
+    if request.node.stash.get(_FAILED, False):
+        ARTIFACTS.mkdir(exist_ok=True)
+        for i, context in enumerate(contexts):
+            for j, page in enumerate(context.pages):
+                page.screenshot(path=ARTIFACTS / f"{request.node.name}-{i}-{j}.png", full_page=True)
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def page(new_context: Callable[[], BrowserContext]) -> Page:
+    """One page in one fresh context."""
+    return new_context().new_page()
