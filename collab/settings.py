@@ -122,6 +122,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, channels and Celery --------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL and not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured("REDIS_URL must start with redis://, rediss:// or unix://.")
 EMBEDDED = REDIS_URL is None
 
 if REDIS_URL:

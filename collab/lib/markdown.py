@@ -15,7 +15,7 @@ _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True}
 )
 
 _TAGS = {
-    "a", "p", "br", "hr", "strong", "em", "del", "code", "pre", "blockquote",
+    "a", "p", "br", "hr", "strong", "em", "del", "s", "code", "pre", "blockquote",
     "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6",
     "table", "thead", "tbody", "tr", "th", "td", "img",
 }  # fmt: skip
