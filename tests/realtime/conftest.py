@@ -116,7 +116,7 @@ async def open_socket() -> AsyncIterator[OpenSocket]:
             authorization = f"Bearer {await database_sync_to_async(_token)(user)}"
         if authorization is not None:
             headers.append((b"authorization", authorization.encode()))
-        elif user is not None:
+        if user is not None and not token:
             cookie = await database_sync_to_async(_session_cookie)(user)
             headers.append((b"cookie", cookie.encode()))
         path = f"/ws/tasks/{task_id}/chat" + ("?format=json" if fmt == "json" else "")

@@ -162,9 +162,9 @@ async def test_bearer_token_of_an_outsider_is_refused(
 
 
 async def test_invalid_bearer_token_is_refused_even_with_a_session_cookie(
-    open_socket: OpenSocket, task: Task
+    open_socket: OpenSocket, alice: User, task: Task
 ) -> None:
-    socket = await open_socket(None, task.pk, authorization="Bearer collab_not-a-token")
+    socket = await open_socket(alice, task.pk, authorization="Bearer collab_not-a-token")
 
     assert not socket.accepted
     assert socket.close_code == CloseCode.NOT_FOUND
