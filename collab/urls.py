@@ -19,6 +19,7 @@ urlpatterns = [
     path("", include("collab.tasks.urls")),
     path("", include("collab.audit.urls")),
     path("memory/", include("agents.memory.urls")),
+    path("", include("agents.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

@@ -129,3 +129,15 @@ def membership_ended(workspace_id: int, user_id: int) -> None:
         member_group(workspace_id, user_id),
         {"type": "membership.ended", "workspace_id": workspace_id},
     )
+
+
+def agent_event(task_id: int, *, payload: dict[str, Any], html: str, html_readonly: str) -> None:
+    """An agent event (turn status, streamed text, cards) built by ``agents/events.py``.
+
+    Consumers send ``payload`` to JSON clients and one of the HTML fragments to browsers
+    (``html_readonly`` to viewers, whose pages show no buttons).
+    """
+    group_send(
+        task_group(task_id),
+        {"type": "agent.event", "payload": payload, "html": html, "html_readonly": html_readonly},
+    )

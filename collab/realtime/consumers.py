@@ -157,3 +157,12 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
 
     async def membership_ended(self, event: dict[str, Any]) -> None:
         await self._close(CloseCode.FORBIDDEN, "no longer a member")
+
+    async def agent_event(self, event: dict[str, Any]) -> None:
+        """Agent turns, streamed replies and cards (built by agents/events.py)."""
+        if self.as_json:
+            await self.send(text_data=json.dumps(event["payload"]))
+            return
+        html = event["html"] if self.access.can_edit else event["html_readonly"]
+        if html:
+            await self.send(text_data=html)

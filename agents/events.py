@@ -1,0 +1,137 @@
+"""Live agent events for every open page of a task.
+
+Each event is built once (a JSON payload for API clients and HTML fragments with out-of-band
+swaps for browsers, one for editors and one for viewers) and published through
+``collab.realtime.broadcast``. Services call these from ``transaction.on_commit``; the turn
+engine calls ``stream`` directly while a reply is being written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.template.loader import render_to_string
+
+from agents.models import AgentNote, Question, Suggestion, Turn
+from collab.realtime import broadcast
+
+
+def turn_payload(turn: Turn) -> dict[str, Any]:
+    return {
+        "type": "agent.turn",
+        "turn_id": turn.pk,
+        "agent_id": turn.agent_id,
+        "agent": turn.agent.name,
+        "task_id": turn.task_id,
+        "status": turn.status,
+        "status_label": turn.get_status_display(),
+        "trigger": turn.trigger,
+        "model": turn.model_label,
+        "embedded": turn.is_embedded,
+        "error": turn.error,
+    }
+
+
+def _publish(task_id: int, payload: dict[str, Any], template: str, context: dict[str, Any]) -> None:
+    html = render_to_string(template, {**context, "can_edit": True})
+    html_readonly = render_to_string(template, {**context, "can_edit": False})
+    broadcast.agent_event(task_id, payload=payload, html=html, html_readonly=html_readonly)
+
+
+def turn_changed(turn_id: int) -> None:
+    turn = Turn.objects.select_related("agent").filter(pk=turn_id).first()
+    if turn is None:
+        return
+    _publish(
+        turn.task_id,
+        turn_payload(turn),
+        "agents/_turn_oob.html",
+        {"agent": turn.agent, "turn": turn, "task_id": turn.task_id},
+    )
+
+
+def stream(turn: Turn, text: str, delta: str) -> None:
+    """A batch of reply text: every page shows the whole text so far (late pages catch up)."""
+    payload = {
+        "type": "agent.stream",
+        "turn_id": turn.pk,
+        "agent_id": turn.agent_id,
+        "agent": turn.agent.name,
+        "task_id": turn.task_id,
+        "delta": delta,
+        "text": text,
+    }
+    html = render_to_string("agents/_stream_oob.html", {"agent_id": turn.agent_id, "text": text})
+    broadcast.agent_event(turn.task_id, payload=payload, html=html, html_readonly=html)
+
+
+def suggestion_changed(suggestion_id: int, *, created: bool = False) -> None:
+    suggestion = Suggestion.objects.select_related("agent").filter(pk=suggestion_id).first()
+    if suggestion is None:
+        return
+    payload = {
+        "type": "agent.suggestion",
+        "suggestion_id": suggestion.pk,
+        "agent": suggestion.agent.name,
+        "task_id": suggestion.task_id,
+        "status": suggestion.status,
+        "find": suggestion.find,
+        "replace": suggestion.replace,
+        "diff": suggestion.diff,
+        "rationale": suggestion.rationale,
+    }
+    _publish(
+        suggestion.task_id,
+        payload,
+        "agents/_suggestion_oob.html",
+        {"suggestion": suggestion, "created": created},
+    )
+
+
+def question_changed(question_id: int, *, created: bool = False) -> None:
+    question = (
+        Question.objects.select_related("agent", "answered_by").filter(pk=question_id).first()
+    )
+    if question is None:
+        return
+    payload = {
+        "type": "agent.question",
+        "question_id": question.pk,
+        "agent": question.agent.name,
+        "task_id": question.task_id,
+        "status": question.status,
+        "text": question.text,
+        "answer": question.answer,
+    }
+    _publish(
+        question.task_id,
+        payload,
+        "agents/_question_oob.html",
+        {"question": question, "created": created},
+    )
+
+
+def note_added(note_id: int) -> None:
+    note = AgentNote.objects.select_related("agent").filter(pk=note_id).first()
+    if note is None:
+        return
+    payload = {
+        "type": "agent.note",
+        "note_id": note.pk,
+        "agent": note.agent.name,
+        "task_id": note.task_id,
+        "text": note.text,
+    }
+    _publish(note.task_id, payload, "agents/_note_oob.html", {"note": note})
+
+
+def document_changed(task_id: int) -> None:
+    """The plain document view (until the live editor replaces it) shows the new text."""
+    from collab.tasks.models import Document
+
+    document = Document.objects.filter(task_id=task_id).first()
+    if document is None:
+        return
+    payload = {"type": "agent.document", "task_id": task_id, "text": document.text}
+    html = render_to_string("agents/_document_oob.html", {"text": document.text})
+    broadcast.agent_event(task_id, payload=payload, html=html, html_readonly=html)

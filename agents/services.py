@@ -1,0 +1,541 @@
+"""Every change to agents, turns, suggestions, questions and notes goes through here.
+
+Broadcasts and job enqueues are registered with ``transaction.on_commit``. The turn engine
+itself (claim, stream, decide) is ``agents/turns.py``; it applies actions through
+``apply_action`` below.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import re
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from agents import events
+from agents.models import (
+    Action,
+    ActionKind,
+    Agent,
+    AgentMode,
+    AgentNote,
+    ModelProfile,
+    Question,
+    Suggestion,
+    Trigger,
+    Turn,
+    TurnStatus,
+)
+from agents.schemas import TEXT_MAX
+from collab.realtime import broadcast
+from collab.tasks import documents
+from collab.tasks.models import Document, Message, Task
+from collab.workspaces.models import Membership
+
+log = logging.getLogger(__name__)
+
+MENTION_RE = re.compile(r"(?<![\w@])@([A-Za-z][A-Za-z0-9_-]{0,31})")
+AGENT_FIELDS = (
+    "name",
+    "colour",
+    "instructions",
+    "model_profile",
+    "policy_name",
+    "mode",
+    "on_mention",
+    "on_every_message",
+    "on_idle_document",
+    "ask_button",
+    "is_active",
+)
+
+
+def _require_editor(membership: Membership) -> None:
+    if not membership.can_edit:
+        raise PermissionDenied("Viewers can read but not change this workspace.")
+
+
+def _require_owner(membership: Membership) -> None:
+    if not membership.is_owner:
+        raise PermissionDenied("Only workspace owners manage agents.")
+
+
+def _require_same_workspace(membership: Membership, *objects: Any) -> None:
+    for obj in objects:
+        if obj.workspace_id != membership.workspace_id:
+            raise PermissionDenied("That belongs to another workspace.")
+
+
+# --- Managing agents --------------------------------------------------------------------------
+
+
+def _check_agent(agent: Agent) -> None:
+    agent.full_clean(exclude=["workspace", "created_by"], validate_unique=False)
+    clash = Agent.objects.filter(workspace_id=agent.workspace_id, name__iexact=agent.name).exclude(
+        pk=agent.pk
+    )
+    if clash.exists():
+        raise ValidationError({"name": "Another agent in this workspace has that name."})
+    from agents.policies_bridge import known_policy
+
+    if not known_policy(agent.policy_name):
+        raise ValidationError({"policy_name": f"Unknown policy {agent.policy_name!r}."})
+
+
+@transaction.atomic
+def create_agent(*, membership: Membership, name: str, **fields: Any) -> Agent:
+    _require_owner(membership)
+    unknown = set(fields) - set(AGENT_FIELDS)
+    if unknown:
+        raise TypeError(f"Unknown agent fields: {sorted(unknown)}")
+    agent = Agent(workspace=membership.workspace, name=name.strip(), created_by=membership.user)
+    for key, value in fields.items():
+        setattr(agent, key, value)
+    _check_agent(agent)
+    agent.save()
+    return agent
+
+
+@transaction.atomic
+def update_agent(*, membership: Membership, agent: Agent, **fields: Any) -> Agent:
+    _require_owner(membership)
+    _require_same_workspace(membership, agent)
+    unknown = set(fields) - set(AGENT_FIELDS)
+    if unknown:
+        raise TypeError(f"Unknown agent fields: {sorted(unknown)}")
+    for key, value in fields.items():
+        setattr(agent, key, value.strip() if key == "name" else value)
+    _check_agent(agent)
+    agent.save()
+    return agent
+
+
+@transaction.atomic
+def add_agent_to_task(*, membership: Membership, agent: Agent, task: Task) -> None:
+    _require_editor(membership)
+    _require_same_workspace(membership, agent, task)
+    agent.tasks.add(task)
+
+
+@transaction.atomic
+def remove_agent_from_task(*, membership: Membership, agent: Agent, task: Task) -> None:
+    _require_editor(membership)
+    _require_same_workspace(membership, agent, task)
+    agent.tasks.remove(task)
+
+
+# --- Starting and stopping turns --------------------------------------------------------------
+
+
+def enqueue_turn(turn_id: int) -> None:
+    from agents.jobs import run_turn_job
+
+    run_turn_job.delay(turn_id)
+
+
+def start_turn(
+    *,
+    agent: Agent,
+    task: Task,
+    trigger: str,
+    requested_by: User | None = None,
+    inputs: dict[str, Any] | None = None,
+) -> Turn:
+    """Queue a turn. Input that arrives while one is queued joins it: nothing is dropped."""
+    if trigger not in Trigger.values:
+        raise ValueError(f"Unknown trigger {trigger!r}.")
+    if agent.workspace_id != task.workspace_id:
+        raise PermissionDenied("That agent belongs to another workspace.")
+    inputs = dict(inputs or {})
+    with transaction.atomic():
+        queued = (
+            Turn.objects.select_for_update(of=("self",))
+            .filter(agent=agent, task=task, status=TurnStatus.QUEUED, attempts=0)
+            .order_by("id")
+            .first()
+        )
+        if queued is not None:
+            merged = dict(queued.inputs)
+            merged["message_ids"] = [*merged.get("message_ids", []), *inputs.get("message_ids", [])]
+            if inputs.get("prompt"):
+                merged["prompt"] = inputs["prompt"]
+            queued.inputs = merged
+            queued.save(update_fields=["inputs"])
+            return queued
+        turn = Turn.objects.create(
+            agent=agent, task=task, trigger=trigger, requested_by=requested_by, inputs=inputs
+        )
+        transaction.on_commit(lambda: enqueue_turn(turn.pk))
+        transaction.on_commit(lambda: events.turn_changed(turn.pk))
+        return turn
+
+
+@transaction.atomic
+def ask_agent(*, membership: Membership, agent: Agent, task: Task, prompt: str = "") -> Turn:
+    """The "Ask <agent>" button."""
+    _require_editor(membership)
+    _require_same_workspace(membership, agent, task)
+    if not agent.is_active or not agent.ask_button:
+        raise ValidationError(f"{agent.name} cannot be asked right now.")
+    prompt = prompt.strip()
+    if len(prompt) > TEXT_MAX:
+        raise ValidationError({"prompt": f"Keep the request under {TEXT_MAX:,} characters."})
+    agent.tasks.add(task)
+    return start_turn(
+        agent=agent,
+        task=task,
+        trigger=Trigger.ASK,
+        requested_by=membership.user,
+        inputs={"prompt": prompt} if prompt else {},
+    )
+
+
+def handle_human_message(*, message: Message) -> list[Turn]:
+    """Called by ``post_message`` inside its transaction: start the turns it triggers."""
+    if message.kind != Message.Kind.HUMAN:
+        return []  # agents never trigger each other
+    task = message.task
+    mentioned = {name.lower() for name in MENTION_RE.findall(message.body)}
+    turns = []
+    candidates = Agent.objects.filter(workspace_id=task.workspace_id, is_active=True)
+    for agent in candidates:
+        if agent.on_mention and agent.name.lower() in mentioned:
+            agent.tasks.add(task)
+            trigger = Trigger.MENTION
+        elif agent.on_every_message and agent.tasks.filter(pk=task.pk).exists():
+            trigger = Trigger.MESSAGE
+        else:
+            continue
+        turns.append(
+            start_turn(
+                agent=agent,
+                task=task,
+                trigger=trigger,
+                requested_by=message.author,
+                inputs={"message_ids": [message.pk]},
+            )
+        )
+    return turns
+
+
+def enqueue_next_turn(*, agent_id: int, task_id: int) -> None:
+    """After a turn ends: wake the oldest turn that queued up behind it."""
+    following = (
+        Turn.objects.filter(agent_id=agent_id, task_id=task_id, status=TurnStatus.QUEUED)
+        .order_by("id")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if following is not None:
+        transaction.on_commit(lambda: enqueue_turn(following))
+
+
+@transaction.atomic
+def cancel_turn(*, membership: Membership, turn: Turn) -> Turn:
+    """The Stop button. The worker notices within a quarter of a second and stops."""
+    _require_editor(membership)
+    _require_same_workspace(membership, turn.task)
+    locked = Turn.objects.select_for_update(of=("self",)).get(pk=turn.pk)
+    if locked.status not in (TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.WAITING):
+        return locked
+    locked.status = TurnStatus.CANCELLED
+    locked.error = f"Stopped by {membership.user.get_username()}."
+    locked.finished_at = timezone.now()
+    locked.lease_expires_at = None
+    locked.save(update_fields=["status", "error", "finished_at", "lease_expires_at"])
+    for question in Question.objects.filter(turn=locked, status=Question.Status.OPEN):
+        question.status = Question.Status.WITHDRAWN
+        question.save(update_fields=["status"])
+        transaction.on_commit(partial(events.question_changed, question.pk))
+    transaction.on_commit(lambda: events.turn_changed(locked.pk))
+    enqueue_next_turn(agent_id=locked.agent_id, task_id=locked.task_id)
+    return locked
+
+
+@transaction.atomic
+def fail_turn(*, turn_id: int, error: str) -> None:
+    """The turn cannot go on: record why and say so in the chat."""
+    turn = Turn.objects.select_for_update(of=("self",)).select_related("agent").get(pk=turn_id)
+    if turn.status not in (TurnStatus.QUEUED, TurnStatus.RUNNING):
+        return
+    turn.status = TurnStatus.FAILED
+    turn.error = error[:2000]
+    turn.finished_at = timezone.now()
+    turn.lease_expires_at = None
+    turn.save(update_fields=["status", "error", "finished_at", "lease_expires_at"])
+    note = _post_agent_message(
+        task_id=turn.task_id,
+        author_name=turn.agent.name,
+        body=f"{turn.agent.name} could not finish this turn: {error[:500]}",
+        kind=Message.Kind.SYSTEM,
+    )
+    transaction.on_commit(lambda: broadcast.chat_message(note.pk))
+    transaction.on_commit(lambda: events.turn_changed(turn_id))
+    enqueue_next_turn(agent_id=turn.agent_id, task_id=turn.task_id)
+
+
+# --- Actions ----------------------------------------------------------------------------------
+
+
+def validate_action(*, turn: Turn, kind: str, payload: dict[str, Any]) -> str | None:
+    """Why an action must be refused, or ``None``. Actions only ever touch ``turn.task``."""
+    text = payload.get("text", "").strip()
+    if kind in (ActionKind.REPLY, ActionKind.ASK, ActionKind.NOTE) and not text:
+        return "empty text"
+    if kind in (ActionKind.SUGGEST, ActionKind.EDIT):
+        find, replace = payload.get("find", ""), payload.get("replace", "")
+        if not find and not replace.strip():
+            return "an empty change"
+        if find == replace:
+            return "the change changes nothing"
+        document = Document.objects.filter(task=turn.task_id).only("text").first()
+        if find and (document is None or find not in document.text):
+            return "the text to replace is not in the document"
+    return None
+
+
+def _post_agent_message(*, task_id: int, author_name: str, body: str, kind: str) -> Message:
+    body = body.strip()[: settings.CHAT_MESSAGE_MAX_CHARS]
+    message = Message.objects.create(task_id=task_id, kind=kind, author_name=author_name, body=body)
+    Task.objects.filter(pk=task_id).update(updated_at=message.created_at)
+    return message
+
+
+def _unified_diff(before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile="document",
+        tofile="suggested",
+        n=1,
+    )
+    return "".join(lines)[:20_000]
+
+
+def _changed_text(text: str, find: str, replace: str) -> str | None:
+    """``text`` with the first ``find`` replaced (or ``replace`` appended); None if gone."""
+    if not find:
+        return text + replace
+    if find not in text:
+        return None
+    return text.replace(find, replace, 1)
+
+
+def _edit_document(
+    *, task_id: int, find: str, replace: str, author_label: str, author: User | None
+) -> dict[str, Any] | None:
+    """Replace ``find`` (or append) in the live document as a minimal CRDT diff.
+
+    The document row is locked before its text is read, so no concurrent edit is reverted.
+    Returns None when ``find`` is no longer in the document.
+    """
+    document = (
+        Document.objects.select_for_update(of=("self",)).select_related("task").get(task_id=task_id)
+    )
+    changed = _changed_text(document.text, find, replace)
+    if changed is None:
+        return None
+    edit = documents.apply_text_edit(
+        task=document.task, new_text=changed, author_label=author_label, author=author
+    )
+    return {"update_id": edit.update_id, "operations": edit.operations}
+
+
+def _direct_edit(*, turn: Turn, find: str, replace: str) -> dict[str, Any] | None:
+    """Edit the live document as the agent (a CRDT peer), attributed to the agent and turn."""
+    return _edit_document(
+        task_id=turn.task_id,
+        find=find,
+        replace=replace,
+        author_label=f"{turn.agent.name} (agent, turn {turn.pk})",
+        author=None,
+    )
+
+
+def apply_action(*, idempotency_key: str) -> None:
+    """Apply one stored action at most once (its mark is written in the same transaction)."""
+    with transaction.atomic():
+        action = (
+            Action.objects.select_for_update(of=("self",))
+            .select_related("turn", "turn__agent")
+            .filter(idempotency_key=idempotency_key)
+            .first()
+        )
+        if action is None or action.status != Action.Status.PENDING:
+            return
+        turn = Turn.objects.select_for_update(of=("self",)).get(pk=action.turn_id)
+        if turn.status != TurnStatus.RUNNING:
+            return
+        agent = action.turn.agent
+        payload = action.payload
+        text = payload.get("text", "").strip()
+        result: dict[str, Any] = {}
+        if action.kind == ActionKind.REPLY:
+            message = _post_agent_message(
+                task_id=turn.task_id, author_name=agent.name, body=text, kind=Message.Kind.AGENT
+            )
+            result["message_id"] = message.pk
+            transaction.on_commit(lambda: broadcast.chat_message(message.pk))
+        elif action.kind == ActionKind.ASK:
+            question_text = text if text.endswith("?") else f"{text}?"
+            question = Question.objects.create(
+                task_id=turn.task_id, agent=agent, turn=turn, text=question_text
+            )
+            message = _post_agent_message(
+                task_id=turn.task_id,
+                author_name=agent.name,
+                body=question_text,
+                kind=Message.Kind.AGENT,
+            )
+            result.update(question_id=question.pk, message_id=message.pk)
+            transaction.on_commit(lambda: broadcast.chat_message(message.pk))
+            transaction.on_commit(lambda: events.question_changed(question.pk, created=True))
+        elif action.kind == ActionKind.NOTE:
+            note = AgentNote.objects.create(
+                agent=agent, task_id=turn.task_id, turn=turn, text=text[:2000]
+            )
+            result["note_id"] = note.pk
+            transaction.on_commit(lambda: events.note_added(note.pk))
+        elif action.kind in (ActionKind.SUGGEST, ActionKind.EDIT):
+            find, replace = payload.get("find", ""), payload.get("replace", "")
+            edited = None
+            if action.kind == ActionKind.EDIT and agent.mode == AgentMode.MAY_EDIT:
+                edited = _direct_edit(turn=turn, find=find, replace=replace)
+            if edited is not None:
+                result.update(edited, edited_directly=True)
+            else:
+                document = Document.objects.filter(task_id=turn.task_id).first()
+                before = document.text if document else ""
+                after = _changed_text(before, find, replace)
+                suggestion = Suggestion.objects.create(
+                    task_id=turn.task_id,
+                    agent=agent,
+                    turn=turn,
+                    find=find,
+                    replace=replace,
+                    rationale=text,
+                    diff=_unified_diff(before, after) if after is not None else "",
+                )
+                result["suggestion_id"] = suggestion.pk
+                if action.kind == ActionKind.EDIT:
+                    result["as_suggestion"] = True
+                transaction.on_commit(
+                    lambda: events.suggestion_changed(suggestion.pk, created=True)
+                )
+        action.status = Action.Status.APPLIED
+        action.result = result
+        action.applied_at = timezone.now()
+        action.save(update_fields=["status", "result", "applied_at"])
+
+
+# --- People answering agents ------------------------------------------------------------------
+
+
+def accept_suggestion(
+    *, membership: Membership, suggestion: Suggestion, text: str | None = None
+) -> Suggestion:
+    """Apply the suggestion, or the person's edited version of it, to the document.
+
+    A suggestion whose text is no longer in the document is marked stale and refused.
+    """
+    _require_editor(membership)
+    _require_same_workspace(membership, suggestion.task)
+    with transaction.atomic():
+        locked = (
+            Suggestion.objects.select_for_update(of=("self",))
+            .select_related("agent")
+            .get(pk=suggestion.pk)
+        )
+        if locked.status != Suggestion.Status.PROPOSED:
+            raise ValidationError("This suggestion has already been decided.")
+        replacement = locked.replace if text is None else text
+        if len(replacement) > TEXT_MAX * 4:
+            raise ValidationError({"text": "That change is too long."})
+        applied = _edit_document(
+            task_id=locked.task_id,
+            find=locked.find,
+            replace=replacement,
+            author_label=(
+                f"{membership.user.get_username()} (accepted {locked.agent.name}'s suggestion)"
+            ),
+            author=membership.user,
+        )
+        locked.decided_by = membership.user
+        locked.decided_at = timezone.now()
+        if applied is None:
+            locked.status = Suggestion.Status.STALE
+        else:
+            edited = replacement != locked.replace
+            locked.status = Suggestion.Status.EDITED if edited else Suggestion.Status.ACCEPTED
+            locked.final_text = replacement
+            transaction.on_commit(lambda: events.document_changed(locked.task_id))
+        locked.save(update_fields=["status", "final_text", "decided_by", "decided_at"])
+        transaction.on_commit(lambda: events.suggestion_changed(locked.pk))
+    if locked.status == Suggestion.Status.STALE:
+        raise ValidationError("The document no longer contains the text this suggestion changes.")
+    return locked
+
+
+@transaction.atomic
+def reject_suggestion(*, membership: Membership, suggestion: Suggestion) -> Suggestion:
+    _require_editor(membership)
+    _require_same_workspace(membership, suggestion.task)
+    locked = Suggestion.objects.select_for_update(of=("self",)).get(pk=suggestion.pk)
+    if locked.status != Suggestion.Status.PROPOSED:
+        raise ValidationError("This suggestion has already been decided.")
+    locked.status = Suggestion.Status.REJECTED
+    locked.decided_by = membership.user
+    locked.decided_at = timezone.now()
+    locked.save(update_fields=["status", "decided_by", "decided_at"])
+    transaction.on_commit(lambda: events.suggestion_changed(locked.pk))
+    return locked
+
+
+@transaction.atomic
+def answer_question(*, membership: Membership, question: Question, answer: str) -> Question:
+    """Answer a question card in place; the agent resumes with a new turn."""
+    _require_editor(membership)
+    _require_same_workspace(membership, question.task)
+    answer = answer.strip()
+    if not answer:
+        raise ValidationError({"answer": "Write an answer first."})
+    if len(answer) > TEXT_MAX:
+        raise ValidationError({"answer": f"Keep the answer under {TEXT_MAX:,} characters."})
+    locked = (
+        Question.objects.select_for_update(of=("self",))
+        .select_related("agent", "task")
+        .get(pk=question.pk)
+    )
+    if locked.status != Question.Status.OPEN:
+        raise ValidationError("This question is no longer open.")
+    locked.status = Question.Status.ANSWERED
+    locked.answer = answer
+    locked.answered_by = membership.user
+    locked.answered_at = timezone.now()
+    locked.save(update_fields=["status", "answer", "answered_by", "answered_at"])
+    if locked.turn_id is not None:
+        waiting = Turn.objects.select_for_update(of=("self",)).filter(
+            pk=locked.turn_id, status=TurnStatus.WAITING
+        )
+        if waiting.update(status=TurnStatus.DONE, finished_at=timezone.now()):
+            transaction.on_commit(lambda: events.turn_changed(locked.turn_id or 0))
+    transaction.on_commit(lambda: events.question_changed(locked.pk))
+    start_turn(
+        agent=locked.agent,
+        task=locked.task,
+        trigger=Trigger.ANSWER,
+        requested_by=membership.user,
+        inputs={"question_id": locked.pk},
+    )
+    return locked
+
+
+def model_profiles() -> list[ModelProfile]:
+    return list(ModelProfile.objects.order_by("name"))

@@ -1,0 +1,37 @@
+"""``{% agents_panel as panel %}``: what the task page's agents pane shows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from agents import selectors
+
+register = template.Library()
+
+
+@register.simple_tag(takes_context=True)
+def agents_panel(context: template.Context) -> dict[str, Any]:
+    task = context["task"]
+    membership = context.get("membership")
+    return selectors.task_panel(task=task, membership=membership)
+
+
+@register.filter
+def diff_lines(diff: str) -> list[tuple[str, str]]:
+    """Lines of a unified diff with a CSS class: added, removed, hunk or context."""
+    lines = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            continue
+        if line.startswith("@@"):
+            kind = "hunk"
+        elif line.startswith("+"):
+            kind = "added"
+        elif line.startswith("-"):
+            kind = "removed"
+        else:
+            kind = "context"
+        lines.append((kind, line))
+    return lines

@@ -1,0 +1,378 @@
+"""The turn engine: claim a turn, decide (stream the model's answer), act, finish.
+
+``run_turn`` is what ``run_turn_job`` calls. It is safe to call again for the same turn at any
+point (a redelivered job after a worker was killed):
+
+* claiming is a short transaction; at most one turn per agent and task is ``running`` (a partial
+  unique constraint), and a running turn holds a lease that its worker renews while it streams;
+  a turn whose lease ran out (its worker died) is taken over by the next delivery;
+* the validated decision and its actions are stored before any of them is applied, so a
+  redelivery never asks the model again once it has decided;
+* each action is applied in its own transaction together with its ``applied`` mark, and is
+  looked up by its idempotency key first, so no action is ever applied twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from langchain_core.utils.json import parse_partial_json
+
+from agents import events, llm
+from agents.context import build_context, messages_for_log, prompt_messages
+from agents.models import (
+    FINAL_STATUSES,
+    Action,
+    ActionKind,
+    ModelCall,
+    ModelProfile,
+    Turn,
+    TurnStatus,
+)
+from agents.policies_bridge import policy_decision
+from agents.schemas import DecisionOut, streamed_text
+
+log = logging.getLogger(__name__)
+
+STREAM_BATCH_SECONDS = 0.1  # reply tokens reach pages in batches of at most 100 ms
+IDLE_TICK_SECONDS = 0.25  # while the model is silent: renew the lease, notice a Stop
+
+
+class TurnCancelled(Exception):
+    """The turn was stopped (or taken over) while this worker was running it."""
+
+
+class TurnBudgetExceeded(Exception):
+    """The turn used more time than ``AGENTS_TURN_TIME_BUDGET_SECONDS``."""
+
+
+def lease_seconds() -> int:
+    return int(getattr(settings, "AGENTS_TURN_LEASE_SECONDS", 15))
+
+
+def time_budget_seconds() -> int:
+    return int(getattr(settings, "AGENTS_TURN_TIME_BUDGET_SECONDS", 120))
+
+
+def _lease() -> Any:
+    return timezone.now() + timedelta(seconds=lease_seconds())
+
+
+# --- Claiming ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Claim:
+    turn: Turn | None
+    outcome: str
+    resume: list[int] = field(default_factory=list)
+
+
+def _claim(turn_id: int) -> Claim:
+    from agents.services import enqueue_turn
+
+    with transaction.atomic():
+        turn = (
+            Turn.objects.select_for_update(of=("self",))
+            .select_related("agent", "agent__model_profile", "task", "requested_by")
+            .filter(pk=turn_id)
+            .first()
+        )
+        if turn is None:
+            return Claim(None, "missing")
+        if turn.status in (*FINAL_STATUSES, TurnStatus.WAITING):
+            return Claim(None, f"already {turn.status}")
+        now = timezone.now()
+        if turn.status == TurnStatus.RUNNING:
+            if turn.lease_expires_at and turn.lease_expires_at > now:
+                return Claim(None, "running elsewhere")
+            log.warning("turn %s: lease expired, taking it over", turn.pk)
+        else:
+            blocker = (
+                Turn.objects.filter(agent=turn.agent, task=turn.task, status=TurnStatus.RUNNING)
+                .exclude(pk=turn.pk)
+                .first()
+            )
+            if blocker is not None:
+                # The blocker enqueues the next queued turn when it ends. If its worker died,
+                # wake its own redelivery now rather than waiting for the broker to notice.
+                if blocker.lease_expires_at is None or blocker.lease_expires_at <= now:
+                    transaction.on_commit(lambda: enqueue_turn(blocker.pk))
+                return Claim(None, "blocked")
+        if not turn.agent.is_active:
+            turn.status = TurnStatus.CANCELLED
+            turn.error = "The agent was switched off."
+            turn.finished_at = now
+            turn.save(update_fields=["status", "error", "finished_at"])
+            return Claim(None, "agent inactive")
+        profile = llm.resolve_profile(turn.agent.model_profile)
+        turn.status = TurnStatus.RUNNING
+        turn.attempts += 1
+        turn.lease_expires_at = _lease()
+        turn.started_at = turn.started_at or now
+        turn.provider = profile.provider
+        turn.model = profile.model
+        turn.model_label = profile.label
+        turn.policy_name = turn.agent.policy_name
+        try:
+            with transaction.atomic():
+                turn.save()
+        except IntegrityError:
+            return Claim(None, "blocked")
+        transaction.on_commit(lambda: events.turn_changed(turn_id))
+    return Claim(turn, "claimed")
+
+
+# --- Deciding ---------------------------------------------------------------------------------
+
+
+class _Streamer:
+    """Runs the model in a helper thread; this (the job's) thread owns the database.
+
+    Every ≤100 ms while text arrives, and every 250 ms otherwise, one UPDATE both publishes the
+    text so far for late pages, renews the lease, and notices a Stop (the UPDATE matches no
+    row once the turn is no longer running).
+    """
+
+    def __init__(self, turn: Turn, model: Any, messages: list[Any]) -> None:
+        self.turn = turn
+        self.queue: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.stop = threading.Event()
+        self.text = ""
+        self.tokens_in: int | None = None
+        self.tokens_out: int | None = None
+        self._shown = ""
+        self._thread = threading.Thread(
+            target=self._produce, args=(model, messages), name=f"turn-{turn.pk}", daemon=True
+        )
+
+    def _produce(self, model: Any, messages: list[Any]) -> None:
+        try:
+            for piece in llm.stream_model(model, messages):
+                if self.stop.is_set():
+                    break
+                self.queue.put(("piece", piece))
+        except BaseException as exc:
+            self.queue.put(("error", exc))
+        else:
+            self.queue.put(("end", None))
+
+    def run(self) -> str:
+        self._thread.start()
+        started = time.monotonic()
+        deadline = started + time_budget_seconds()
+        next_tick = started + IDLE_TICK_SECONDS
+        try:
+            while True:
+                timeout = max(0.0, next_tick - time.monotonic())
+                try:
+                    kind, item = self.queue.get(timeout=timeout)
+                except queue.Empty:
+                    kind, item = "tick", None
+                if kind == "error":
+                    raise item
+                if kind == "piece":
+                    self.text += item.text
+                    self.tokens_in = item.tokens_in or self.tokens_in
+                    self.tokens_out = item.tokens_out or self.tokens_out
+                    if not self._shown and streamed_text(self._partial()):
+                        next_tick = time.monotonic()  # the first words go out at once
+                    elif next_tick - time.monotonic() > STREAM_BATCH_SECONDS:
+                        next_tick = time.monotonic() + STREAM_BATCH_SECONDS
+                now = time.monotonic()
+                if kind == "end":
+                    self._flush(final=True)
+                    return self.text
+                if now >= next_tick:
+                    self._flush(final=False)
+                    next_tick = now + IDLE_TICK_SECONDS
+                if now > deadline:
+                    raise TurnBudgetExceeded(
+                        f"The turn took longer than its {time_budget_seconds()} s budget."
+                    )
+        finally:
+            self.stop.set()
+
+    def _partial(self) -> Any:
+        try:
+            return parse_partial_json(self.text)
+        except ValueError:
+            return None
+
+    def _flush(self, *, final: bool) -> None:
+        shown = streamed_text(self._partial())
+        fields: dict[str, Any] = {"lease_expires_at": _lease()}
+        changed = shown != self._shown
+        if changed:
+            fields["stream_text"] = shown
+            if not self._shown:
+                fields["first_token_at"] = timezone.now()
+        matched = Turn.objects.filter(pk=self.turn.pk, status=TurnStatus.RUNNING).update(**fields)
+        if not matched:
+            raise TurnCancelled
+        if changed:
+            delta = shown[len(self._shown) :] if shown.startswith(self._shown) else shown
+            self._shown = shown
+            events.stream(self.turn, shown, delta)
+
+
+def _decide(turn: Turn, profile: ModelProfile) -> None:
+    """Ask the model, validate, and store the decision and its actions (not yet applied)."""
+    context = build_context(turn, profile)
+    policy = policy_decision(turn.agent.policy_name, context)
+    Turn.objects.filter(pk=turn.pk).update(context=context, policy_decision=policy)
+    if policy.get("decision") == "ask" and policy.get("question"):
+        decision = DecisionOut.model_validate(
+            {"actions": [{"kind": "ask", "text": str(policy["question"])[:1400]}]}
+        )
+        _store_decision(turn, decision)
+        return
+
+    if policy.get("decision") == "suggest":
+        context["policy_hint"] = "Propose document changes as suggestions; do not edit directly."
+    if policy.get("assumption_text"):
+        context["policy_hint"] = (
+            context.get("policy_hint", "") + " Tell people: " + str(policy["assumption_text"])
+        ).strip()
+    messages = prompt_messages(context, profile)
+    call = ModelCall(
+        turn=turn,
+        agent=turn.agent,
+        provider=profile.provider,
+        model=profile.model,
+        messages=messages_for_log(messages),
+    )
+    started = time.monotonic()
+    streamer: _Streamer | None = None
+    try:
+        model = llm.build_chat_model(profile)
+        streamer = _Streamer(turn, model, messages)
+        text = streamer.run()
+        call.response = text
+        decision = llm.parse_decision(profile, text)
+    except BaseException as exc:
+        call.error = f"{type(exc).__name__}: {exc}"[:2000]
+        call.response = streamer.text if streamer else ""
+        raise
+    finally:
+        call.latency_ms = int((time.monotonic() - started) * 1000)
+        prompt_chars = sum(len(m["content"]) for m in call.messages)
+        call.tokens_in = (streamer and streamer.tokens_in) or llm.estimate_tokens(
+            "x" * prompt_chars
+        )
+        call.tokens_out = (streamer and streamer.tokens_out) or llm.estimate_tokens(call.response)
+        call.cost = profile.cost(call.tokens_in, call.tokens_out)
+        call.save()
+        Turn.objects.filter(pk=turn.pk).update(
+            tokens_in=turn.tokens_in + call.tokens_in,
+            tokens_out=turn.tokens_out + call.tokens_out,
+            cost=turn.cost + call.cost,
+        )
+        turn.tokens_in += call.tokens_in
+        turn.tokens_out += call.tokens_out
+        turn.cost += call.cost
+    _store_decision(turn, decision)
+
+
+def _store_decision(turn: Turn, decision: DecisionOut) -> None:
+    from agents.services import validate_action
+
+    with transaction.atomic():
+        locked = Turn.objects.select_for_update(of=("self",)).get(pk=turn.pk)
+        if locked.status != TurnStatus.RUNNING:
+            raise TurnCancelled
+        if locked.decision is not None:  # decided by an earlier delivery
+            return
+        locked.decision = decision.model_dump()
+        locked.save(update_fields=["decision"])
+        for index, out in enumerate(decision.actions):
+            payload = out.model_dump()
+            problem = validate_action(turn=locked, kind=out.kind, payload=payload)
+            Action.objects.create(
+                turn=locked,
+                index=index,
+                kind=out.kind,
+                payload=payload,
+                idempotency_key=f"turn:{turn.pk}:action:{index}",
+                status=Action.Status.SKIPPED if problem else Action.Status.PENDING,
+                detail=problem or "",
+            )
+    turn.decision = locked.decision
+
+
+# --- Acting and finishing ---------------------------------------------------------------------
+
+
+def _apply_pending(turn: Turn) -> None:
+    from agents.services import apply_action
+
+    delay = int(getattr(settings, "AGENTS_FAULT_ACTION_DELAY_MS", 0)) / 1000
+    keys = list(
+        Action.objects.filter(turn=turn, status=Action.Status.PENDING)
+        .order_by("index")
+        .values_list("idempotency_key", flat=True)
+    )
+    for number, key in enumerate(keys):
+        if delay and number:
+            time.sleep(delay)  # fault-injection hook for the worker-kill test only
+        apply_action(idempotency_key=key)
+
+
+def _finish(turn_id: int) -> str:
+    from agents.services import enqueue_next_turn
+
+    with transaction.atomic():
+        turn = Turn.objects.select_for_update(of=("self",)).get(pk=turn_id)
+        if turn.status != TurnStatus.RUNNING:
+            return turn.status
+        asked = turn.actions.filter(kind=ActionKind.ASK, status=Action.Status.APPLIED).exists()
+        turn.status = TurnStatus.WAITING if asked else TurnStatus.DONE
+        turn.finished_at = None if asked else timezone.now()
+        turn.lease_expires_at = None
+        turn.save(update_fields=["status", "finished_at", "lease_expires_at"])
+        transaction.on_commit(lambda: events.turn_changed(turn_id))
+        enqueue_next_turn(agent_id=turn.agent_id, task_id=turn.task_id)
+        return turn.status
+
+
+def run_turn(*, turn_id: int) -> str:
+    """Run (or resume) a turn; returns what happened, for logs and tests.
+
+    Raises ``llm.ModelError`` for failures worth a retry (the job owns the retry policy).
+    """
+    from agents.services import fail_turn
+
+    claim = _claim(turn_id)
+    turn = claim.turn
+    if turn is None:
+        return claim.outcome
+    profile = llm.resolve_profile(turn.agent.model_profile)
+    try:
+        if turn.decision is None:
+            _decide(turn, profile)
+        _apply_pending(turn)
+    except TurnCancelled:
+        return "cancelled"
+    except (llm.ModelConfigError, TurnBudgetExceeded) as exc:
+        fail_turn(turn_id=turn_id, error=str(exc))
+        return "failed"
+    return _finish(turn_id)
+
+
+def release_for_retry(*, turn_id: int, error: str) -> None:
+    """Put a running turn back in the queue before the job retries it."""
+    with transaction.atomic():
+        updated = Turn.objects.filter(pk=turn_id, status=TurnStatus.RUNNING).update(
+            status=TurnStatus.QUEUED, error=error[:2000], lease_expires_at=None, stream_text=""
+        )
+        if updated:
+            transaction.on_commit(lambda: events.turn_changed(turn_id))

@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from agents import views
+
+app_name = "agents"
+
+urlpatterns = [
+    path("w/<int:workspace_id>/agents/", views.manage_agents, name="manage"),
+    path("w/<int:workspace_id>/agents/<int:agent_id>/", views.edit_agent, name="edit"),
+    path("t/<int:task_id>/agents/add/", views.add_to_task, name="add_to_task"),
+    path("t/<int:task_id>/agents/<int:agent_id>/ask/", views.ask, name="ask"),
+    path("t/<int:task_id>/turns/<int:turn_id>/stop/", views.stop, name="stop"),
+    path("t/<int:task_id>/suggestions/<int:suggestion_id>/accept/", views.accept, name="accept"),
+    path("t/<int:task_id>/suggestions/<int:suggestion_id>/reject/", views.reject, name="reject"),
+    path("t/<int:task_id>/questions/<int:question_id>/answer/", views.answer, name="answer"),
+]

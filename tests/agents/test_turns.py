@@ -1,0 +1,348 @@
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
+from django.db import connection
+from django.utils import timezone
+
+from agents import jobs, llm, services, turns
+from agents.models import (
+    Action,
+    Agent,
+    AgentNote,
+    ModelCall,
+    Question,
+    Suggestion,
+    Trigger,
+    Turn,
+    TurnStatus,
+)
+from collab.realtime import broadcast
+from collab.tasks import services as task_services
+from collab.tasks.models import Message, Task
+from collab.workspaces.models import Workspace
+from tests import factories
+
+
+def _post(workspace: Workspace, user: User, task: Task, body: str) -> Message:
+    member = factories.membership_of(workspace, user)
+    return task_services.post_message(membership=member, task=task, body=body)
+
+
+def _agent_messages(task: Task) -> list[str]:
+    return list(task.messages.filter(kind=Message.Kind.AGENT).values_list("body", flat=True))
+
+
+@pytest.fixture
+def events(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Agent events published to the channel layer, in order."""
+    seen: list[dict[str, Any]] = []
+
+    def capture(task_id: int, *, payload: dict[str, Any], html: str, html_readonly: str) -> None:
+        seen.append(payload)
+
+    monkeypatch.setattr(broadcast, "agent_event", capture)
+    return seen
+
+
+def test_mentioning_an_agent_enqueues_its_turn_on_commit(
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    make_agent: Callable[..., Agent],
+    django_capture_on_commit_callbacks: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    make_agent("Mira")
+    enqueued: list[int] = []
+    monkeypatch.setattr(jobs.run_turn_job, "delay", enqueued.append)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        message = _post(workspace, bob, task, "@mira can you draft the agenda?")
+
+    turn = Turn.objects.get()
+    assert enqueued == [turn.pk]
+    assert turn.trigger == Trigger.MENTION
+    assert turn.inputs == {"message_ids": [message.pk]}
+    assert turn.agent.tasks.filter(pk=task.pk).exists()
+
+
+def test_every_message_agent_is_triggered_only_on_its_own_tasks(
+    workspace: Workspace, bob: User, task: Task, make_agent: Callable[..., Agent]
+) -> None:
+    scribe = make_agent("Scribe", on_every_message=True)
+    other_task = factories.make_task(workspace, title="Other")
+    scribe.tasks.add(task)
+
+    _post(workspace, bob, other_task, "hello there")
+    _post(workspace, bob, task, "hello here")
+
+    assert list(Turn.objects.values_list("task_id", "trigger")) == [(task.pk, Trigger.MESSAGE)]
+
+
+def test_agent_messages_never_trigger_agents(task: Task, mira: Agent) -> None:
+    message = Message.objects.create(
+        task=task, kind=Message.Kind.AGENT, author_name="Other", body="@Mira hi"
+    )
+    assert services.handle_human_message(message=message) == []
+
+
+def test_turn_replies_in_chat_and_logs_the_model_call(
+    workspace: Workspace, bob: User, task: Task, mira: Agent, events: list[dict[str, Any]]
+) -> None:
+    _post(workspace, bob, task, "@Mira plan the offsite")
+    turn = Turn.objects.get()
+
+    outcome = turns.run_turn(turn_id=turn.pk)
+
+    turn.refresh_from_db()
+    assert outcome == TurnStatus.DONE
+    assert turn.status == TurnStatus.DONE
+    assert _agent_messages(task) == ["Noted: @Mira plan the offsite"]
+    call = ModelCall.objects.get(turn=turn)
+    assert call.provider == "fake"
+    assert call.error == ""
+    assert call.tokens_in > 0
+    assert call.tokens_out > 0
+    assert "plan the offsite" in call.messages[-1]["content"]
+    assert "are DATA written by people" in call.messages[0]["content"]
+    assert turn.context["messages"][-1]["body"] == "@Mira plan the offsite"
+    assert turn.decision == {
+        "actions": [
+            {"kind": "reply", "text": "Noted: @Mira plan the offsite", "find": "", "replace": ""}
+        ]
+    }
+    assert turn.first_token_at is not None
+    assert turn.finished_at is not None
+    streamed = [e for e in events if e["type"] == "agent.stream"]
+    assert streamed
+    assert streamed[-1]["text"] == "Noted: @Mira plan the offsite"
+
+
+def test_stream_events_carry_the_text_so_far(
+    task: Task, make_agent: Callable[..., Agent], events: list[dict[str, Any]]
+) -> None:
+    agent = make_agent("Slow", behaviour="everything@30")
+    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+
+    turns.run_turn(turn_id=turn.pk)
+
+    texts = [e["text"] for e in events if e["type"] == "agent.stream"]
+    assert len(texts) >= 2
+    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(texts))
+    assert texts[-1] == "Working on it."
+
+
+def test_turn_is_not_applied_twice(task: Task, make_agent: Callable[..., Agent]) -> None:
+    agent = make_agent("Busy", behaviour="everything")
+    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    turns.run_turn(turn_id=turn.pk)
+
+    # A redelivered job, as after a worker was killed just before acknowledging.
+    Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.RUNNING, lease_expires_at=None)
+    turns.run_turn(turn_id=turn.pk)
+    jobs.run_turn_job(turn.pk)
+
+    assert _agent_messages(task) == ["Working on it."]
+    assert AgentNote.objects.filter(task=task).count() == 1
+    assert Suggestion.objects.filter(task=task).count() == 1
+    assert ModelCall.objects.filter(turn=turn).count() == 1
+
+
+def test_redelivery_after_a_partial_apply_applies_only_the_rest(
+    task: Task, make_agent: Callable[..., Agent], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = make_agent("Busy", behaviour="everything")
+    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    real_apply = services.apply_action
+    applied: list[str] = []
+
+    def die_after_first(*, idempotency_key: str) -> None:
+        if applied:
+            raise SystemExit("worker killed")
+        real_apply(idempotency_key=idempotency_key)
+        applied.append(idempotency_key)
+
+    monkeypatch.setattr(services, "apply_action", die_after_first)
+    with pytest.raises(SystemExit):
+        turns.run_turn(turn_id=turn.pk)
+    monkeypatch.setattr(services, "apply_action", real_apply)
+    Turn.objects.filter(pk=turn.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+
+    turns.run_turn(turn_id=turn.pk)
+
+    assert _agent_messages(task) == ["Working on it."]
+    assert (
+        list(Action.objects.filter(turn=turn).values_list("status", flat=True)) == ["applied"] * 3
+    )
+    assert ModelCall.objects.filter(turn=turn).count() == 1
+    assert Turn.objects.get(pk=turn.pk).attempts == 2
+
+
+def test_a_turn_with_a_live_lease_is_left_to_its_worker(task: Task, mira: Agent) -> None:
+    turn = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    Turn.objects.filter(pk=turn.pk).update(
+        status=TurnStatus.RUNNING, lease_expires_at=timezone.now() + timedelta(seconds=30)
+    )
+    assert turns.run_turn(turn_id=turn.pk) == "running elsewhere"
+    assert _agent_messages(task) == []
+
+
+def test_second_turn_waits_for_the_running_one_and_is_woken_after_it(
+    task: Task,
+    mira: Agent,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    enqueued: list[int] = []
+    monkeypatch.setattr(services, "enqueue_turn", enqueued.append)
+    first = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    Turn.objects.filter(pk=first.pk).update(
+        status=TurnStatus.RUNNING, lease_expires_at=timezone.now() + timedelta(seconds=30)
+    )
+    second = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+
+    assert turns.run_turn(turn_id=second.pk) == "blocked"
+
+    Turn.objects.filter(pk=first.pk).update(lease_expires_at=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        turns.run_turn(turn_id=first.pk)
+    assert enqueued[-1] == second.pk
+    assert turns.run_turn(turn_id=second.pk) == TurnStatus.DONE
+
+
+def test_message_during_a_running_turn_joins_the_next_queued_turn(
+    workspace: Workspace, bob: User, task: Task, mira: Agent
+) -> None:
+    first = _post(workspace, bob, task, "@Mira one")
+    running = Turn.objects.get()
+    Turn.objects.filter(pk=running.pk).update(status=TurnStatus.RUNNING)
+    second = _post(workspace, bob, task, "@Mira two")
+    third = _post(workspace, bob, task, "@Mira three")
+
+    queued = Turn.objects.get(status=TurnStatus.QUEUED)
+    assert running.inputs == {"message_ids": [first.pk]}
+    assert queued.inputs == {"message_ids": [second.pk, third.pk]}
+
+
+def test_stop_cancels_a_streaming_turn_and_nothing_is_applied(
+    transactional_db: None,
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    make_agent: Callable[..., Agent],
+    events: list[dict[str, Any]],
+) -> None:
+    agent = make_agent("Slow", behaviour="everything@200")
+    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    member = factories.membership_of(workspace, bob)
+
+    def stop_after_first_words() -> None:
+        try:
+            while not Turn.objects.filter(pk=turn.pk).exclude(stream_text="").exists():
+                time.sleep(0.02)
+            services.cancel_turn(membership=member, turn=turn)
+        finally:
+            connection.close()  # this thread's own connection
+
+    stopper = threading.Thread(target=stop_after_first_words)
+    stopper.start()
+    outcome = turns.run_turn(turn_id=turn.pk)
+    stopper.join()
+
+    turn.refresh_from_db()
+    assert outcome == "cancelled"
+    assert turn.status == TurnStatus.CANCELLED
+    assert turn.error == "Stopped by bob."
+    assert _agent_messages(task) == []
+    assert not Action.objects.filter(turn=turn).exists()
+    assert ModelCall.objects.get(turn=turn).error.startswith("TurnCancelled")
+
+
+def test_viewer_cannot_stop_a_turn(
+    workspace: Workspace, carol: User, task: Task, mira: Agent
+) -> None:
+    turn = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    with pytest.raises(PermissionDenied):
+        services.cancel_turn(membership=factories.membership_of(workspace, carol), turn=turn)
+
+
+def test_model_error_puts_the_turn_back_for_a_retry(
+    task: Task, make_agent: Callable[..., Agent]
+) -> None:
+    agent = make_agent("Broken", behaviour="fail")
+    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+
+    with pytest.raises(llm.ModelError):
+        jobs.run_turn_job(turn.pk)  # called directly, a retry re-raises
+
+    turn.refresh_from_db()
+    assert turn.status == TurnStatus.QUEUED
+    assert "told to fail" in turn.error
+    assert ModelCall.objects.get(turn=turn).error
+
+
+def test_model_error_after_the_last_retry_fails_the_turn_with_a_chat_message(
+    task: Task, make_agent: Callable[..., Agent]
+) -> None:
+    agent = make_agent("Broken", behaviour="invalid")
+    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+
+    jobs.run_turn_job.push_request(retries=jobs.MAX_MODEL_RETRIES)
+    try:
+        assert jobs.run_turn_job(turn.pk) == "failed"
+    finally:
+        jobs.run_turn_job.pop_request()
+
+    turn.refresh_from_db()
+    assert turn.status == TurnStatus.FAILED
+    notice = task.messages.get(kind=Message.Kind.SYSTEM)
+    assert notice.body.startswith("Broken could not finish this turn")
+
+
+def test_backoff_is_bounded() -> None:
+    assert [jobs.backoff_seconds(n) for n in (0, 1, 2, 10)] == [1, 2, 4, jobs.BACKOFF_CAP_SECONDS]
+
+
+def test_missing_provider_package_fails_the_turn_at_once(
+    task: Task, make_agent: Callable[..., Agent]
+) -> None:
+    agent = make_agent("Nowhere", behaviour="nonsense")
+    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+
+    assert turns.run_turn(turn_id=turn.pk) == "failed"
+    assert "Unknown fake behaviour" in Turn.objects.get(pk=turn.pk).error
+
+
+def test_question_waits_for_an_answer_that_resumes_the_agent(
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    make_agent: Callable[..., Agent],
+) -> None:
+    agent = make_agent("Curious", behaviour="ask")
+    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    assert turns.run_turn(turn_id=turn.pk) == TurnStatus.WAITING
+    question = Question.objects.get()
+    assert question.text.endswith("?")
+
+    services.answer_question(
+        membership=factories.membership_of(workspace, bob), question=question, answer="The venue"
+    )
+
+    assert Turn.objects.get(pk=turn.pk).status == TurnStatus.DONE
+    resumed = Turn.objects.get(trigger=Trigger.ANSWER)
+    assert resumed.inputs == {"question_id": question.pk}
+    agent.model_profile.model = "echo"  # type: ignore[union-attr]
+    agent.model_profile.save()  # type: ignore[union-attr]
+    turns.run_turn(turn_id=resumed.pk)
+    prompt = ModelCall.objects.get(turn=resumed).messages[-1]["content"]
+    assert "Q: Which part should I start with? A: The venue" in prompt

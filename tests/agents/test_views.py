@@ -1,0 +1,180 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.urls import reverse
+
+from agents import services
+from agents.models import Agent, Trigger, Turn, TurnStatus
+from collab.tasks.models import Task
+from collab.workspaces.models import Workspace
+
+
+@pytest.fixture(autouse=True)
+def _no_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(services, "enqueue_turn", lambda turn_id: None)
+
+
+def test_task_page_lists_its_agents_with_an_ask_button(
+    as_user: Any, bob: User, task: Task, mira: Agent
+) -> None:
+    page = as_user(bob).get(reverse("tasks:detail", args=[task.pk]))
+    assert page.status_code == 200
+    assert b'data-testid="ask-Mira"' in page.content
+
+
+def test_viewer_sees_agents_but_no_buttons(
+    as_user: Any, carol: User, task: Task, mira: Agent
+) -> None:
+    page = as_user(carol).get(reverse("tasks:detail", args=[task.pk]))
+    assert b'data-agent="Mira"' in page.content
+    assert b"ask-Mira" not in page.content
+
+
+def test_page_opened_mid_stream_shows_the_text_so_far(
+    as_user: Any, bob: User, task: Task, mira: Agent
+) -> None:
+    turn = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    Turn.objects.filter(pk=turn.pk).update(
+        status=TurnStatus.RUNNING, stream_text="Half a thou", model_label="fake"
+    )
+    page = as_user(bob).get(reverse("tasks:detail", args=[task.pk]))
+    assert b"Half a thou</div>" in page.content
+    assert b'data-testid="stop-Mira"' in page.content
+
+
+def test_embedded_model_turns_say_a_stronger_model_can_be_configured(
+    as_user: Any, bob: User, task: Task, mira: Agent
+) -> None:
+    Turn.objects.create(
+        agent=mira,
+        task=task,
+        trigger=Trigger.ASK,
+        status=TurnStatus.DONE,
+        provider="embedded",
+        model_label="SmolLM2-135M-Instruct (embedded, small)",
+    )
+    page = as_user(bob).get(reverse("tasks:detail", args=[task.pk]))
+    assert b"answered by SmolLM2-135M-Instruct (embedded, small)" in page.content
+    assert b"A stronger model can be configured" in page.content
+
+
+def test_editor_asks_an_agent(as_user: Any, bob: User, task: Task, mira: Agent) -> None:
+    response = as_user(bob).post(
+        reverse("agents:ask", args=[task.pk, mira.pk]),
+        {"prompt": "Summarise"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 204
+    turn = Turn.objects.get()
+    assert (turn.trigger, turn.inputs, turn.requested_by) == (
+        Trigger.ASK,
+        {"prompt": "Summarise"},
+        bob,
+    )
+
+
+def test_viewer_cannot_ask_an_agent(as_user: Any, carol: User, task: Task, mira: Agent) -> None:
+    response = as_user(carol).post(reverse("agents:ask", args=[task.pk, mira.pk]))
+    assert response.status_code == 403
+    assert not Turn.objects.exists()
+
+
+def test_outsider_cannot_find_the_agents(
+    as_user: Any, mallory: User, task: Task, mira: Agent
+) -> None:
+    response = as_user(mallory).post(reverse("agents:ask", args=[task.pk, mira.pk]))
+    assert response.status_code == 404
+
+
+def test_editor_stops_a_turn(as_user: Any, bob: User, task: Task, mira: Agent) -> None:
+    turn = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    response = as_user(bob).post(
+        reverse("agents:stop", args=[task.pk, turn.pk]), HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 204
+    assert Turn.objects.get().status == TurnStatus.CANCELLED
+
+
+def test_owner_creates_an_agent(as_user: Any, alice: User, workspace: Workspace) -> None:
+    response = as_user(alice).post(
+        reverse("agents:manage", args=[workspace.pk]),
+        {
+            "name": "Scout",
+            "colour": "#112233",
+            "policy_name": "never",
+            "mode": "suggest_only",
+            "on_mention": "on",
+            "ask_button": "on",
+            "is_active": "on",
+        },
+    )
+    assert response.status_code == 302
+    agent = Agent.objects.get()
+    assert (agent.name, agent.model_profile, agent.on_every_message) == ("Scout", None, False)
+
+
+def test_agent_names_are_unique_in_a_workspace_whatever_the_case(
+    as_user: Any, alice: User, workspace: Workspace, mira: Agent
+) -> None:
+    response = as_user(alice).post(
+        reverse("agents:manage", args=[workspace.pk]),
+        {"name": "MIRA", "colour": "#112233", "policy_name": "never", "mode": "suggest_only"},
+    )
+    assert response.status_code == 400
+    assert b"Another agent in this workspace has that name." in response.content
+
+
+def test_editor_cannot_manage_agents(as_user: Any, bob: User, workspace: Workspace) -> None:
+    response = as_user(bob).post(
+        reverse("agents:manage", args=[workspace.pk]),
+        {"name": "Scout", "colour": "#112233", "policy_name": "never", "mode": "suggest_only"},
+    )
+    assert response.status_code == 403
+    assert not Agent.objects.exists()
+
+
+def test_unknown_policy_is_refused(as_user: Any, alice: User, workspace: Workspace) -> None:
+    response = as_user(alice).post(
+        reverse("agents:manage", args=[workspace.pk]),
+        {"name": "Scout", "colour": "#112233", "policy_name": "sometimes", "mode": "suggest_only"},
+    )
+    assert response.status_code == 400
+    assert not Agent.objects.exists()
+
+
+def test_person_answers_a_question_card(as_user: Any, bob: User, task: Task, mira: Agent) -> None:
+    from agents.models import Question
+
+    turn = Turn.objects.create(
+        agent=mira, task=task, trigger=Trigger.ASK, status=TurnStatus.WAITING
+    )
+    question = Question.objects.create(task=task, agent=mira, turn=turn, text="Which venue?")
+    response = as_user(bob).post(
+        reverse("agents:answer", args=[task.pk, question.pk]),
+        {"answer": "Lyon"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 204
+    question.refresh_from_db()
+    assert (question.status, question.answer, question.answered_by) == ("answered", "Lyon", bob)
+
+
+def test_task_page_query_count_does_not_grow_with_cards(
+    as_user: Any,
+    bob: User,
+    task: Task,
+    mira: Agent,
+    django_assert_max_num_queries: Callable[..., Any],
+) -> None:
+    from agents.models import AgentNote, Suggestion
+
+    for n in range(5):
+        Suggestion.objects.create(task=task, agent=mira, replace=f"line {n}")
+        AgentNote.objects.create(task=task, agent=mira, text=f"note {n}")
+    client = as_user(bob)
+    with django_assert_max_num_queries(25):
+        client.get(reverse("tasks:detail", args=[task.pk]))
