@@ -239,9 +239,9 @@ def _decide(turn: Turn, profile: ModelProfile) -> None:
 
     if policy.get("decision") == "suggest":
         context["policy_hint"] = "Propose document changes as suggestions; do not edit directly."
-    if policy.get("assumption_text"):
+    if policy.get("assumption"):
         context["policy_hint"] = (
-            context.get("policy_hint", "") + " Tell people: " + str(policy["assumption_text"])
+            context.get("policy_hint", "") + " Tell people: " + str(policy["assumption"])
         ).strip()
     messages = prompt_messages(context, profile)
     call = ModelCall(
