@@ -10,6 +10,7 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.db import connections
 from django.test import Client
 
 from collab.accounts.services import create_api_token
@@ -36,6 +37,9 @@ async def rooms(transactional_db: None) -> AsyncIterator[Any]:
     manager = get_manager()
     yield manager
     await manager.close()
+    # The database thread of channels keeps its connection (CONN_MAX_AGE); close it so the test
+    # database can be dropped.
+    await database_sync_to_async(connections.close_all)()
 
 
 @pytest.fixture

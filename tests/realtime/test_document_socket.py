@@ -7,9 +7,13 @@ import asyncio
 
 import pytest
 from channels.db import database_sync_to_async
+from django.db import connection
 
+from collab.lib import ytext
 from collab.realtime import yprotocol
+from collab.tasks import documents
 from collab.tasks.models import Document, DocumentUpdate
+from collab.workspaces.models import Role
 from tests.realtime.yclient import YClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -226,3 +230,79 @@ async def test_one_room_is_shared_by_every_socket_of_a_document(connect, rooms, 
     assert len(room.peers) == 2
     await alice_client.close()
     await bob_client.close()
+
+
+async def test_a_server_side_edit_reaches_open_sockets_of_the_same_process(connect, alice, task):
+    client = await connect(alice, task)
+    await client.insert(0, "typed by alice")
+    await client.wait_for(lambda: client.acknowledged)  # the agent reads the persisted state
+
+    def agent_edit() -> None:  # a thread of its own, like the embedded Celery worker
+        try:
+            documents.insert_at_anchor(
+                task=task, anchor="", text=" and 🤖 by the agent", author_label="agent:Scribe"
+            )
+        finally:
+            connection.close()
+
+    await asyncio.to_thread(agent_edit)
+
+    await client.wait_for(lambda: client.value == "typed by alice and 🤖 by the agent")
+    await client.close()
+
+
+async def test_rooms_catch_up_with_updates_that_never_came_through_the_relay(
+    connect, alice, task, settings
+):
+    settings.DOCUMENT_CATCHUP_SECONDS = 0.2
+    client = await connect(alice, task)
+    await client.insert(0, "mine")
+    await client.wait_for(lambda: client.acknowledged)
+
+    def write_elsewhere() -> None:  # as another process whose relay message was lost
+        loaded = documents.load_document(document_id=task.document.pk)
+        doc, text = ytext.doc_from_updates(loaded.state)
+        before = doc.get_state()
+        text.insert(ytext.utf8_offset(str(text), 4), " + theirs")
+        documents.append_document_updates(
+            document_id=task.document.pk,
+            updates=[documents.PendingUpdate(doc.get_update(before), None, "bob")],
+            text="mine + theirs",
+            previous_text="mine",
+            after_id=loaded.last_update_id,
+        )
+
+    await database_sync_to_async(write_elsewhere)()
+
+    await client.wait_for(lambda: client.value == "mine + theirs")
+    await client.close()
+
+
+async def test_a_member_removed_while_connected_is_disconnected(
+    connect, bob, task, workspace, settings
+):
+    settings.DOCUMENT_ROLE_REFRESH_SECONDS = 0
+    client = await connect(bob, task)
+    await database_sync_to_async(lambda: workspace.memberships.filter(user=bob).delete())()
+
+    await client.insert(0, "x")
+    await client.wait_for(lambda: client.closed_with is not None)
+
+    assert client.closed_with == 4403
+
+
+async def test_a_viewer_promoted_to_editor_can_edit_without_reconnecting(
+    connect, carol, task, workspace, settings
+):
+    settings.DOCUMENT_ROLE_REFRESH_SECONDS = 0
+    client = await connect(carol, task)
+    await database_sync_to_async(
+        lambda: workspace.memberships.filter(user=carol).update(role=Role.EDITOR)
+    )()
+    await client.insert(0, "ignored")  # this frame triggers the role refresh
+    await client.pump(0.3)
+
+    await client.insert(0, "now I can ")
+    await client.wait_for(lambda: client.acknowledged)
+    assert (await _text_in_db(task.pk)).startswith("now I can ")
+    await client.close()

@@ -1,12 +1,16 @@
-"""A small Python y-websocket client for tests: a pycrdt Doc synced over a Channels
-WebsocketCommunicator, speaking the same frames as the npm y-websocket client."""
+"""Small Python y-websocket clients for tests: a pycrdt Doc synced with the server, speaking the
+same frames as the npm y-websocket client. ``YClient`` runs over a Channels
+WebsocketCommunicator (in-process), ``LiveYClient`` over a real socket (``websockets``)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from channels.testing import WebsocketCommunicator
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from collab.lib import ytext
 from collab.realtime import yprotocol
@@ -21,11 +25,12 @@ def parse_state_vector(payload: bytes) -> dict[int, int]:
     return {reader.var_uint(): reader.var_uint() for _ in range(reader.var_uint())}
 
 
-class YClient:
-    def __init__(self, application: Any, task_id: int, headers: list[tuple[bytes, bytes]]):
-        self.communicator = WebsocketCommunicator(
-            application, f"/ws/tasks/{task_id}/doc", headers=headers
-        )
+class _Closed(Exception):
+    pass
+
+
+class YPeer:
+    def __init__(self) -> None:
         self.doc, self.text = ytext.new_doc()
         self._updates: list[bytes] = []
         self.doc.observe(lambda event: self._updates.append(event.update))
@@ -35,15 +40,15 @@ class YClient:
         self.received: list[bytes] = []
         self.closed_with: int | None = None
 
-    async def connect(self) -> bool:
-        connected, _ = await self.communicator.connect()
-        if connected:
-            await self.send(yprotocol.sync_step1(self.doc.get_state()))
-        return bool(connected)
-
+    # transport
     async def send(self, frame: bytes) -> None:
-        await self.communicator.send_to(bytes_data=frame)
+        raise NotImplementedError
 
+    async def _next(self, timeout: float) -> bytes:
+        """The next binary frame; raises TimeoutError, or _Closed after recording the code."""
+        raise NotImplementedError
+
+    # behaviour
     async def edit(self, change: Any) -> None:
         """Run ``change(text)`` on the local replica and send the resulting update."""
         self._updates = []
@@ -69,11 +74,7 @@ class YClient:
         mine = parse_state_vector(self.doc.get_state()).get(self.doc.client_id, 0)
         return self.server_state.get(self.doc.client_id, 0) >= mine
 
-    async def handle(self, frame: dict[str, Any]) -> None:
-        if frame["type"] == "websocket.close":
-            self.closed_with = frame.get("code")
-            return
-        data = frame["bytes"]
+    async def handle(self, data: bytes) -> None:
         self.received.append(data)
         reader = yprotocol._Reader(data)
         kind = reader.var_uint()
@@ -84,7 +85,6 @@ class YClient:
                 self.server_state = parse_state_vector(payload)
                 await self.send(yprotocol.sync_step2(self.doc.get_update(payload)))
             else:
-                self._updates = []
                 self.doc.apply_update(payload)
         elif kind == yprotocol.MESSAGE_AWARENESS:
             for entry in yprotocol.parse_awareness_update(reader.var_bytes()):
@@ -93,23 +93,14 @@ class YClient:
             reader.var_uint()
             self.denied.append(reader.var_string())
 
-    async def _next(self, timeout: float) -> dict[str, Any]:
-        # Not receive_output(): its timeout cancels the application under test.
-        if self.communicator.future.done() and self.communicator.output_queue.empty():
-            self.communicator.future.result()
-            raise TimeoutError
-        return await asyncio.wait_for(self.communicator.output_queue.get(), timeout)
-
     async def pump(self, seconds: float = 0.05) -> None:
         """Handle every frame that arrives within ``seconds`` of the previous one."""
         while True:
             try:
-                frame = await self._next(seconds)
-            except TimeoutError:
+                data = await self._next(seconds)
+            except (TimeoutError, _Closed):
                 return
-            await self.handle(frame)
-            if frame["type"] == "websocket.close":
-                return
+            await self.handle(data)
 
     async def wait_for(self, predicate: Any, timeout: float = 5.0) -> None:
         loop = asyncio.get_running_loop()
@@ -119,12 +110,80 @@ class YClient:
             if remaining <= 0:
                 raise AssertionError("condition not met in time")
             try:
-                frame = await self._next(remaining)
+                data = await self._next(remaining)
             except TimeoutError:
                 continue
-            await self.handle(frame)
-            if frame["type"] == "websocket.close" and not predicate():
-                raise AssertionError(f"socket closed with {self.closed_with}")
+            except _Closed:
+                if predicate():
+                    return
+                raise AssertionError(f"socket closed with {self.closed_with}") from None
+            await self.handle(data)
+
+
+class YClient(YPeer):
+    def __init__(self, application: Any, task_id: int, headers: list[tuple[bytes, bytes]]):
+        super().__init__()
+        self.communicator = WebsocketCommunicator(
+            application, f"/ws/tasks/{task_id}/doc", headers=headers
+        )
+
+    async def connect(self) -> bool:
+        connected, _ = await self.communicator.connect()
+        if connected:
+            await self.send(yprotocol.sync_step1(self.doc.get_state()))
+        return bool(connected)
+
+    async def send(self, frame: bytes) -> None:
+        await self.communicator.send_to(bytes_data=frame)
+
+    async def _next(self, timeout: float) -> bytes:
+        # Not receive_output(): its timeout cancels the application under test.
+        if self.communicator.future.done() and self.communicator.output_queue.empty():
+            self.communicator.future.result()
+            raise TimeoutError
+        frame = await asyncio.wait_for(self.communicator.output_queue.get(), timeout)
+        if frame["type"] == "websocket.close":
+            self.closed_with = frame.get("code")
+            raise _Closed
+        return bytes(frame["bytes"])
 
     async def close(self) -> None:
         await self.communicator.disconnect()
+
+
+class LiveYClient(YPeer):
+    def __init__(self, url: str, token: str) -> None:
+        super().__init__()
+        self.url = url
+        self.token = token
+        self.socket: ClientConnection | None = None
+
+    async def connect(self) -> bool:
+        try:
+            self.socket = await connect(
+                self.url,
+                additional_headers={"Authorization": f"Bearer {self.token}"},
+                max_size=None,
+            )
+        except InvalidStatus:
+            return False
+        await self.send(yprotocol.sync_step1(self.doc.get_state()))
+        return True
+
+    async def send(self, frame: bytes) -> None:
+        assert self.socket is not None
+        with contextlib.suppress(ConnectionClosed):
+            await self.socket.send(frame)
+
+    async def _next(self, timeout: float) -> bytes:
+        assert self.socket is not None
+        try:
+            message = await asyncio.wait_for(self.socket.recv(), timeout)
+        except ConnectionClosed as exc:
+            self.closed_with = exc.rcvd.code if exc.rcvd else 1006
+            raise _Closed from None
+        return message if isinstance(message, bytes) else message.encode()
+
+    async def close(self) -> None:
+        if self.socket is not None:
+            await self.socket.close()
