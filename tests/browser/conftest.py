@@ -73,58 +73,93 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_until_serving(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + SERVER_START_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited early:\n{log.read_text()[-4000:]}")
+class LiveServer:
+    """``manage.py serve`` in a subprocess on a fixed port, against the test database."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = ARTIFACTS / f"server-{self.port}.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        ARTIFACTS.mkdir(exist_ok=True)
+        env = dict(
+            os.environ,
+            DJANGO_SETTINGS_MODULE="tests.live_settings",
+            COLLAB_TEST_DB_NAME=str(connection.settings_dict["NAME"]),
+            PYTHONUNBUFFERED="1",
+        )
+        command = [sys.executable, "manage.py", "serve", "--host", "127.0.0.1"]
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [*command, "--port", str(self.port)],
+                cwd=settings.BASE_DIR,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        self._wait_until_serving()
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
         try:
-            with urllib.request.urlopen(f"{url}/accounts/login/", timeout=5) as response:  # noqa: S310
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"the server did not answer in time:\n{log.read_text()[-4000:]}")
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def _wait_until_serving(self) -> None:
+        assert self.process is not None
+        deadline = time.monotonic() + SERVER_START_SECONDS
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited early:\n{self.log.read_text()[-4000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/accounts/login/", timeout=5) as answer:  # noqa: S310
+                    if answer.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"the server did not answer in time:\n{self.log.read_text()[-4000:]}")
 
 
 @pytest.fixture(scope="session")
-def collab_server(django_db_setup: None) -> Iterator[str]:
-    """The URL of a ``manage.py serve`` process using this session's test database."""
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = ARTIFACTS / "server.log"
-    env = dict(
-        os.environ,
-        DJANGO_SETTINGS_MODULE="tests.live_settings",
-        COLLAB_TEST_DB_NAME=str(connection.settings_dict["NAME"]),
-        PYTHONUNBUFFERED="1",
-    )
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=settings.BASE_DIR,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+def collab_server(django_db_setup: None) -> Iterator[LiveServer]:
+    """A ``manage.py serve`` process using this session's test database, shared by tests."""
+    server = LiveServer()
+    server.start()
     try:
-        _wait_until_serving(url, process, log)
-        yield url
+        yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        server.stop()
 
 
 @pytest.fixture
-def server_url(transactional_db: None, collab_server: str) -> str:
-    """The live server's URL; the test database is flushed after the test."""
-    return collab_server
+def own_server(transactional_db: None) -> Iterator[LiveServer]:
+    """A server of this test's own, for tests that stop and restart it."""
+    server = LiveServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def server_url(request: pytest.FixtureRequest, transactional_db: None) -> str:
+    """The live server's URL (the test's own if it asked for ``own_server``); the test
+    database is flushed after the test."""
+    if "own_server" in request.fixturenames:
+        server: LiveServer = request.getfixturevalue("own_server")
+    else:
+        server = request.getfixturevalue("collab_server")
+    return server.url
 
 
 def _chromium() -> Path:

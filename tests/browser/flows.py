@@ -1,0 +1,101 @@
+"""What people do in the browser, step by step, for browser tests to share."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+from django.conf import settings
+from django.db import connection
+from playwright.sync_api import Page, expect
+
+PASSWORD = "a long enough passphrase 42"
+
+
+def sign_up(page: Page, username: str) -> None:
+    page.goto("/accounts/signup/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_label("Password confirmation").fill(PASSWORD)
+    page.get_by_role("button", name="Sign up").click()
+    expect(page.get_by_role("heading", name="Your workspaces")).to_be_visible()
+
+
+def create_workspace(page: Page, name: str) -> None:
+    """From the workspace list; ends on the new workspace's task list."""
+    page.get_by_label("Name").fill(name)
+    page.get_by_role("button", name="Create workspace").click()
+    expect(page.get_by_role("heading", name=name)).to_be_visible()
+
+
+def create_invitation_link(page: Page) -> str:
+    """From a workspace page, as its owner: the link of a new editor invitation."""
+    page.get_by_role("link", name="Members").click()
+    page.get_by_role("button", name="Create invitation link").click()
+    return page.get_by_test_id("invite-url").input_value()
+
+
+def join(page: Page, link: str, workspace: str) -> None:
+    page.goto(link)
+    page.get_by_role("button", name="Join workspace").click()
+    expect(page.get_by_role("heading", name=workspace)).to_be_visible()
+
+
+def create_task(page: Page, title: str) -> str:
+    """From a workspace page: creates the task and returns its page's URL."""
+    page.get_by_role("link", name="Tasks").click()
+    page.get_by_label("Title").fill(title)
+    page.get_by_role("button", name="Create task").click()
+    expect(page.get_by_role("heading", name=title)).to_be_visible()
+    return page.url
+
+
+def task_id_of(url: str) -> int:
+    match = re.search(r"/t/(\d+)/", url)
+    assert match, url
+    return int(match.group(1))
+
+
+def expect_chat_live(page: Page, timeout: float | None = None) -> None:
+    expect(page.locator("#chat-connection")).to_have_text("live", timeout=timeout)
+
+
+def send_chat(page: Page, text: str) -> None:
+    page.get_by_placeholder(re.compile("Write a message")).fill(text)
+    page.get_by_role("button", name="Send").click()
+
+
+def chat_messages(page: Page):  # type: ignore[no-untyped-def]
+    return page.locator("#messages > li.message")
+
+
+def post_from_outside(task_id: int, username: str, body: str) -> None:
+    """Post a chat message from another process (like a worker would), not from a browser.
+
+    Browser tests keep the ORM out of their own process (Playwright's sync API and Django's
+    async-safety checks do not mix), so this runs ``manage.py shell`` on the test database.
+    """
+    code = (
+        "from collab.tasks.models import Task\n"
+        "from collab.tasks.services import post_message\n"
+        "from collab.workspaces.models import Membership\n"
+        f"task = Task.objects.get(pk={task_id})\n"
+        "member = Membership.objects.select_related('workspace', 'user').get(\n"
+        f"    workspace=task.workspace, user__username={username!r})\n"
+        f"post_message(membership=member, task=task, body={body!r})\n"
+    )
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="tests.live_settings",
+        COLLAB_TEST_DB_NAME=str(connection.settings_dict["NAME"]),
+    )
+    subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=settings.BASE_DIR,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
