@@ -6,6 +6,7 @@ grammar-constrained small model otherwise runs out of tokens in the middle of a 
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,8 +53,9 @@ class SmallDecisionOut(BaseModel):
         return DecisionOut(actions=[ActionOut(kind=self.kind, text=self.text)])
 
 
+@cache
 def json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema a provider constrains its output with (bounds included)."""
+    """The JSON schema a provider constrains its output with (bounds included). Do not mutate."""
     return model.model_json_schema()
 
 

@@ -18,6 +18,7 @@ import logging
 import queue
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -42,6 +43,10 @@ from agents.policies_bridge import policy_decision
 from agents.schemas import DecisionOut, streamed_text
 
 log = logging.getLogger(__name__)
+
+# Threads that run model calls while the job's thread owns the database (reused across turns;
+# a stopped turn's call finishes in the background without holding the turn).
+_producers = ThreadPoolExecutor(max_workers=16, thread_name_prefix="model-stream")
 
 STREAM_BATCH_SECONDS = 0.1  # reply tokens reach pages in batches of at most 100 ms
 IDLE_TICK_SECONDS = 0.25  # while the model is silent: renew the lease, notice a Stop
@@ -151,9 +156,8 @@ class _Streamer:
         self.tokens_in: int | None = None
         self.tokens_out: int | None = None
         self._shown = ""
-        self._thread = threading.Thread(
-            target=self._produce, args=(model, messages), name=f"turn-{turn.pk}", daemon=True
-        )
+        self._model = model
+        self._messages = messages
 
     def _produce(self, model: Any, messages: list[Any]) -> None:
         try:
@@ -167,7 +171,7 @@ class _Streamer:
             self.queue.put(("end", None))
 
     def run(self) -> str:
-        self._thread.start()
+        _producers.submit(self._produce, self._model, self._messages)
         started = time.monotonic()
         deadline = started + time_budget_seconds()
         next_tick = started + IDLE_TICK_SECONDS

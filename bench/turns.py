@@ -1,0 +1,206 @@
+"""Agent turns with an instant fake model: latency to the first token, and turns per second.
+
+    DATABASE_URL=postgres://…/collab_bench REDIS_URL=redis://127.0.0.1:6379/9 \\
+        python bench/turns.py [--turns 200] [--burst 300]
+
+Production mode only (a separate worker process needs Redis): use a throwaway database and
+Redis db. Starts Daphne and one Celery worker (solo pool) as subprocesses, connects a real
+WebSocket client (API token, JSON events) to a task, then:
+
+1. latency, one turn at a time: a person's message mentioning the agent is posted (the
+   ``post_message`` service, as the web process does) → the turn starts in the worker (database
+   timestamps) → the first streamed token reaches the WebSocket client (client clock);
+2. throughput: ``--burst`` messages on as many tasks are posted at once, and the worker's
+   turns per second are counted from the first turn's start to the last turn's end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DAPHNE = [sys.executable, "-m", "daphne", "-b", "127.0.0.1"]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _report(name: str, values_ms: list[float]) -> None:
+    print(
+        f"{name:<46} n={len(values_ms):<4} p50={_pct(values_ms, 0.5):7.1f} ms  "
+        f"p99={_pct(values_ms, 0.99):7.1f} ms  mean={statistics.fmean(values_ms):7.1f} ms"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=200, help="sequential turns for latency")
+    parser.add_argument("--burst", type=int, default=300, help="turns posted at once")
+    args = parser.parse_args()
+    if not (os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL")):
+        sys.exit("bench/turns.py needs DATABASE_URL and REDIS_URL (throwaway ones).")
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "collab.settings")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    import django
+
+    django.setup()
+    run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from websockets.sync.client import connect
+
+    from agents import services as agent_services
+    from agents.models import ModelProfile, Provider, Turn
+    from collab.accounts.services import create_api_token
+    from collab.celery import app
+    from collab.tasks.models import Task
+    from collab.tasks.services import create_task, post_message
+    from collab.workspaces.services import create_workspace
+
+    call_command("migrate", verbosity=0)
+    app.control.purge()
+    stamp = time.time_ns()
+    user = get_user_model().objects.create_user(username=f"bench{stamp}")
+    workspace = create_workspace(owner=user, name="Bench")
+    member = workspace.memberships.select_related("workspace", "user").get()
+    profile = ModelProfile.objects.create(
+        name=f"bench-instant-{stamp}", provider=Provider.FAKE, model="echo"
+    )
+    agent_services.create_agent(membership=member, name="Quick", model_profile=profile)
+    task = create_task(membership=member, title="Latency")
+    token = create_api_token(user=user, name="bench").token
+
+    port = _free_port()
+    env = dict(os.environ, LOG_LEVEL="WARNING")
+    server = subprocess.Popen(
+        [*DAPHNE, "-p", str(port), "collab.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "collab",
+            "worker",
+            "--pool=solo",
+            "--without-heartbeat",
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel=WARNING",
+            f"--hostname=bench-{stamp}@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"ws://127.0.0.1:{port}/ws/tasks/{task.pk}/chat?format=json"
+        for _ in range(100):
+            try:
+                client = connect(
+                    url, additional_headers={"Authorization": f"Bearer {token}"}, legacy=True
+                )
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise SystemExit("Daphne did not start")
+
+        def post(on: Task, body: str) -> None:
+            post_message(membership=member, task=on, body=body)
+
+        # Warm up: the worker imports and connects on its first job.
+        post(task, "@Quick warm up")
+        _wait_reply(client, "Quick")
+
+        started_ms: list[float] = []
+        first_token_ms: list[float] = []
+        for n in range(args.turns):
+            t0 = time.perf_counter()
+            post(task, f"@Quick number {n}")
+            first = _first_stream(client)
+            first_token_ms.append((time.perf_counter() - t0) * 1000)
+            _wait_reply(client, "Quick")
+            turn = Turn.objects.get(pk=first["turn_id"])
+            message_at = turn.task.messages.get(pk=turn.inputs["message_ids"][0]).created_at
+            assert turn.started_at is not None
+            started_ms.append((turn.started_at - message_at).total_seconds() * 1000)
+        client.close()
+
+        print(
+            f"bench/turns.py: instant fake model, 1 solo worker, Postgres + Redis; "
+            f"{args.turns} sequential turns, burst of {args.burst}"
+        )
+        _report("message posted -> turn started in worker", started_ms)
+        _report("message posted -> first token at WebSocket client", first_token_ms)
+
+        tasks = [create_task(membership=member, title=f"Burst {n}") for n in range(args.burst)]
+        first_id = Turn.objects.order_by("-id").values_list("id", flat=True).first() or 0
+        for on in tasks:
+            post(on, "@Quick go")
+        deadline = time.monotonic() + 600
+        burst = Turn.objects.filter(id__gt=first_id)
+        while burst.filter(status__in=["queued", "running"]).exists() or burst.count() < args.burst:
+            if time.monotonic() > deadline:
+                raise SystemExit("the burst did not finish in 10 minutes")
+            time.sleep(0.2)
+        times = burst.values_list("started_at", "finished_at")
+        begin = min(t[0] for t in times if t[0])
+        end = max(t[1] for t in times if t[1])
+        seconds = (end - begin).total_seconds()
+        print(
+            f"{'turns per second, one worker process':<46} {args.burst / seconds:7.1f} "
+            f"({args.burst} turns in {seconds:.2f} s)"
+        )
+    finally:
+        for process in (worker, server):
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def _first_stream(client: Any) -> dict[str, Any]:
+    while True:
+        event = json.loads(client.recv(timeout=60))
+        if event.get("type") == "agent.stream":
+            return event
+
+
+def _wait_reply(client: Any, agent: str) -> None:
+    while True:
+        event = json.loads(client.recv(timeout=60))
+        if event.get("type") == "agent.turn" and event.get("status") in ("done", "failed"):
+            return
+
+
+if __name__ == "__main__":
+    main()
