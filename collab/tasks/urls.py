@@ -13,4 +13,5 @@ urlpatterns = [
     path("t/<int:task_id>/messages/older/", views.older_messages, name="older_messages"),
     path("t/<int:task_id>/messages/newer/", views.newer_messages, name="newer_messages"),
     path("t/<int:task_id>/status/", views.set_status, name="status"),
+    path("t/<int:task_id>/document/preview/", views.document_preview, name="document_preview"),
 ]

@@ -6,6 +6,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from collab.lib.markdown import render_markdown
 from collab.lib.requests import AuthedRequest
 from collab.tasks import selectors, services
 from collab.tasks.forms import MessageForm, StatusForm, TaskForm
@@ -147,3 +148,20 @@ def set_status(request: AuthedRequest, task_id: int) -> HttpResponse:
     if request.htmx:
         return HttpResponse(status=204)
     return redirect("tasks:detail", task_id=task_id)
+
+
+# The preview renders what the editor holds, so it is bounded like a document.
+DOCUMENT_PREVIEW_MAX_CHARS = 1_000_000
+
+
+@login_required
+@require_POST
+def document_preview(request: AuthedRequest, task_id: int) -> HttpResponse:
+    """Sanitised HTML for the editor's live preview (any member may ask; nothing is saved)."""
+    selectors.get_task_access(request.user, task_id)
+    text = request.POST.get("text", "")
+    if len(text) > DOCUMENT_PREVIEW_MAX_CHARS:
+        return HttpResponse(
+            f"text must be at most {DOCUMENT_PREVIEW_MAX_CHARS} characters", status=400
+        )
+    return HttpResponse(render_markdown(text))

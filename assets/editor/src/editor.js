@@ -1,0 +1,261 @@
+// Collab's document editor: a CodeMirror 6 markdown editor bound to the task's Yjs document
+// (Y.Text "content") over the standard y-websocket protocol, with remote cursors, a presence
+// list, a sanitised preview rendered by the server, and automatic reconnect and resync.
+//
+// Built into static/vendor/collab-editor.js by `make assets` (assets/vendor-editor.sh); the
+// page mounts every element carrying `data-collab-editor` (templates/tasks/_document.html).
+
+import * as Y from 'yjs'
+import { WebsocketProvider } from 'y-websocket'
+import { yCollab, yUndoManagerKeymap } from 'y-codemirror.next'
+import { EditorState, Compartment } from '@codemirror/state'
+import {
+  EditorView, keymap, drawSelection, highlightActiveLine, placeholder, dropCursor,
+  highlightSpecialChars, rectangularSelection
+} from '@codemirror/view'
+import { defaultKeymap, indentWithTab } from '@codemirror/commands'
+import { markdownLanguage, insertNewlineContinueMarkup, deleteMarkupBackward } from '@codemirror/lang-markdown'
+import { LanguageSupport, syntaxHighlighting, defaultHighlightStyle, indentOnInput, bracketMatching } from '@codemirror/language'
+import { searchKeymap, highlightSelectionMatches } from '@codemirror/search'
+
+const PREVIEW_DEBOUNCE_MS = 300
+const RESYNC_INTERVAL_MS = 15000
+
+const STATUS_TEXT = {
+  connecting: 'Connecting…',
+  connected: 'Syncing…',
+  synced: 'Live',
+  disconnected: 'Offline, reconnecting…',
+  closed: 'Disconnected'
+}
+
+function csrfToken () {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/)
+  if (match) return decodeURIComponent(match[1])
+  const input = document.querySelector('input[name=csrfmiddlewaretoken]')
+  return input ? input.value : ''
+}
+
+function lighten (hex, alpha) {
+  // '#rrggbb' -> '#rrggbbaa' (a translucent selection colour for remote selections)
+  return /^#[0-9a-fA-F]{6}$/.test(hex) ? hex + alpha : hex
+}
+
+function wsBase (path) {
+  const url = new URL(path, window.location.href)
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:'
+  const full = url.toString()
+  const cut = full.lastIndexOf('/')
+  return { server: full.slice(0, cut), room: full.slice(cut + 1) }
+}
+
+const editorTheme = EditorView.theme({
+  '&': { fontSize: '15px', height: '100%' },
+  '&.cm-focused': { outline: 'none' },
+  '.cm-scroller': {
+    fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace',
+    lineHeight: '1.6'
+  },
+  '.cm-content': { padding: '14px 0', caretColor: 'var(--fg, #1d2330)' },
+  '.cm-line': { padding: '0 18px' },
+  '.cm-activeLine': { backgroundColor: 'rgba(47, 111, 222, 0.05)' },
+  '.cm-ySelectionInfo': {
+    fontFamily: 'system-ui, sans-serif',
+    fontWeight: '600',
+    padding: '1px 4px',
+    borderRadius: '3px 3px 3px 0',
+    opacity: '1',
+    top: '-1.35em'
+  },
+  '&.cm-editor[contenteditable=false] .cm-cursor, &.cm-readonly .cm-cursor': { display: 'none' }
+})
+
+class DocumentEditor {
+  constructor (root) {
+    this.root = root
+    const data = root.dataset
+    this.readOnly = data.readonly === 'true'
+    this.previewUrl = data.previewUrl
+    this.statusEl = root.querySelector('[data-role=status]')
+    this.presenceEl = root.querySelector('[data-role=presence]')
+    this.previewEl = root.querySelector('[data-role=preview]')
+    this.editorEl = root.querySelector('[data-role=editor]')
+    this.modeButtons = root.querySelectorAll('[data-mode]')
+    this.previewTimer = null
+    this.previewSeq = 0
+    this.lastPreviewed = null
+
+    this.ydoc = new Y.Doc()
+    this.ytext = this.ydoc.getText('content')
+    const { server, room } = wsBase(data.wsPath)
+    this.provider = new WebsocketProvider(server, room, this.ydoc, {
+      disableBc: true, // the server is the single meeting point, even between tabs
+      resyncInterval: RESYNC_INTERVAL_MS,
+      maxBackoffTime: 2500
+    })
+    this.awareness = this.provider.awareness
+    this.awareness.setLocalStateField('user', {
+      name: data.userName,
+      color: data.userColor,
+      colorLight: lighten(data.userColor, '33'),
+      kind: 'person',
+      role: this.readOnly ? 'viewer' : 'editor'
+    })
+
+    this.undoManager = new Y.UndoManager(this.ytext)
+    this.editable = new Compartment()
+    this.editorEl.textContent = ''
+    this.view = new EditorView({
+      parent: this.editorEl,
+      state: EditorState.create({
+        doc: this.ytext.toString(),
+        extensions: [
+          highlightSpecialChars(),
+          drawSelection(),
+          dropCursor(),
+          rectangularSelection(),
+          indentOnInput(),
+          bracketMatching(),
+          highlightActiveLine(),
+          highlightSelectionMatches(),
+          EditorView.lineWrapping,
+          // markdown without the embedded HTML/JS/CSS grammars (keeps the bundle small)
+          new LanguageSupport(markdownLanguage),
+          syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+          keymap.of([
+            { key: 'Enter', run: insertNewlineContinueMarkup },
+            { key: 'Backspace', run: deleteMarkupBackward },
+            ...yUndoManagerKeymap, ...defaultKeymap, ...searchKeymap, indentWithTab]),
+          placeholder(this.readOnly ? 'This document is empty.' : 'Write the task document here (markdown)…'),
+          EditorView.contentAttributes.of({ 'aria-label': 'Task document', 'data-testid': 'editor-content' }),
+          this.editable.of(this.readOnlyExtensions()),
+          editorTheme,
+          yCollab(this.ytext, this.awareness, { undoManager: this.undoManager })
+        ]
+      })
+    })
+
+    this.provider.on('status', ({ status }) => this.setStatus(status))
+    this.provider.on('sync', (synced) => { if (synced) this.setStatus('synced') })
+    this.provider.on('closed', ({ reason }) => this.setStatus('closed', reason))
+    this.awareness.on('change', () => this.renderPresence())
+    this.ytext.observe(() => this.schedulePreview())
+    for (const button of this.modeButtons) {
+      button.addEventListener('click', () => this.setMode(button.dataset.mode))
+    }
+    this.setMode(this.initialMode())
+    this.setStatus('connecting')
+    this.renderPresence()
+    root.collabEditor = this
+    root.dataset.ready = 'true'
+  }
+
+  readOnlyExtensions () {
+    if (!this.readOnly) return []
+    return [EditorState.readOnly.of(true), EditorView.editable.of(false)]
+  }
+
+  setStatus (status, reason) {
+    if (status === 'connected' && this.provider.synced) status = 'synced'
+    this.root.dataset.status = status
+    if (!this.statusEl) return
+    let text = STATUS_TEXT[status] || status
+    if (status === 'closed' && reason) text += ': ' + reason
+    this.statusEl.textContent = text
+    this.statusEl.className = 'doc-status status-' + status
+  }
+
+  renderPresence () {
+    if (!this.presenceEl) return
+    const people = new Map()
+    const me = this.ydoc.clientID
+    for (const [clientId, state] of this.awareness.getStates()) {
+      const user = state && state.user
+      if (!user || typeof user.name !== 'string') continue
+      const kind = user.kind === 'agent' ? 'agent' : 'person'
+      const key = kind + ':' + user.name
+      const entry = people.get(key) || { name: user.name, color: user.color, kind, me: false, count: 0 }
+      entry.count += 1
+      entry.me = entry.me || clientId === me
+      people.set(key, entry)
+    }
+    const items = [...people.values()].sort((a, b) =>
+      (b.me - a.me) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name))
+    this.presenceEl.replaceChildren(...items.map((p) => {
+      const li = document.createElement('li')
+      li.className = 'presence-item kind-' + p.kind + (p.me ? ' is-me' : '')
+      li.dataset.name = p.name
+      li.title = p.name + (p.kind === 'agent' ? ' (agent)' : '') + (p.me ? ' (you)' : '')
+      const dot = document.createElement('span')
+      dot.className = 'presence-dot'
+      if (typeof p.color === 'string' && /^#[0-9a-fA-F]{3,8}$/.test(p.color)) dot.style.background = p.color
+      dot.textContent = p.kind === 'agent' ? '⚙' : (p.name[0] || '?').toUpperCase()
+      const label = document.createElement('span')
+      label.className = 'presence-name'
+      label.textContent = p.me ? p.name + ' (you)' : p.name
+      li.append(dot, label)
+      return li
+    }))
+  }
+
+  initialMode () {
+    let saved = null
+    try { saved = window.localStorage.getItem('collab.editor.mode') } catch (e) {}
+    if (saved === 'write' || saved === 'split' || saved === 'preview') return saved
+    return this.root.dataset.defaultMode || 'write'
+  }
+
+  setMode (mode) {
+    this.root.dataset.mode = mode
+    for (const button of this.modeButtons) {
+      button.setAttribute('aria-pressed', String(button.dataset.mode === mode))
+    }
+    try { window.localStorage.setItem('collab.editor.mode', mode) } catch (e) {}
+    if (mode !== 'write') this.schedulePreview(0)
+    if (mode !== 'preview') this.view.requestMeasure()
+  }
+
+  schedulePreview (delay = PREVIEW_DEBOUNCE_MS) {
+    if (!this.previewEl || this.root.dataset.mode === 'write') return
+    clearTimeout(this.previewTimer)
+    this.previewTimer = setTimeout(() => this.refreshPreview(), delay)
+  }
+
+  async refreshPreview () {
+    const text = this.ytext.toString()
+    if (text === this.lastPreviewed) return
+    const seq = ++this.previewSeq
+    const body = new URLSearchParams({ text })
+    let response
+    try {
+      response = await fetch(this.previewUrl, {
+        method: 'POST',
+        body,
+        credentials: 'same-origin',
+        headers: { 'X-CSRFToken': csrfToken(), 'HX-Request': 'true' }
+      })
+    } catch (e) {
+      return // offline: the next change or reconnect retries
+    }
+    if (!response.ok || seq !== this.previewSeq) return
+    // The server renders markdown with raw HTML disabled and sanitises the result with nh3
+    // (collab/lib/markdown.py), so the fragment is safe to insert.
+    this.previewEl.innerHTML = await response.text()
+    this.previewEl.dataset.renderedLength = String(text.length)
+    this.lastPreviewed = text
+  }
+}
+
+function mountAll () {
+  for (const root of document.querySelectorAll('[data-collab-editor]')) {
+    if (!root.collabEditor) new DocumentEditor(root) // eslint-disable-line no-new
+  }
+}
+
+if (document.readyState === 'loading') {
+  document.addEventListener('DOMContentLoaded', mountAll)
+} else {
+  mountAll()
+}
+
+export { DocumentEditor, mountAll, Y }

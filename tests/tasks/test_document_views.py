@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+from django.urls import reverse
+
+from collab.lib.colors import PALETTE, presence_color
+
+
+def test_task_page_mounts_the_live_editor_for_an_editor(as_user, bob, task):
+    response = as_user(bob).get(reverse("tasks:detail", args=[task.pk]))
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "data-collab-editor" in html
+    assert f'data-ws-path="/ws/tasks/{task.pk}/doc"' in html
+    assert 'data-readonly="false"' in html
+    assert 'data-user-name="bob"' in html
+    assert "vendor/collab-editor.js" in html
+
+
+def test_task_page_gives_a_viewer_a_read_only_editor(as_user, carol, task):
+    response = as_user(carol).get(reverse("tasks:detail", args=[task.pk]))
+
+    html = response.content.decode()
+    assert 'data-readonly="true"' in html
+    assert 'data-testid="readonly-note"' in html
+
+
+def test_task_page_renders_the_saved_text_without_javascript(as_user, carol, task):
+    task.document.text = "# Plan\n\n<script>alert(1)</script>"
+    task.document.save()
+
+    html = as_user(carol).get(reverse("tasks:detail", args=[task.pk])).content.decode()
+
+    assert "<h1>Plan</h1>" in html
+    assert "<script>alert(1)</script>" not in html
+
+
+def test_preview_renders_markdown_as_sanitised_html(as_user, bob, task):
+    text = (
+        "# Title\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(2)>\n\n"
+        "[link](javascript:alert(3)) ![pic](https://example.org/p.png)"
+    )
+
+    response = as_user(bob).post(reverse("tasks:document_preview", args=[task.pk]), {"text": text})
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<h1>Title</h1>" in html
+    assert "<script" not in html
+    assert "onerror" not in html
+    assert "javascript:" not in html
+    assert '<img src="https://example.org/p.png" alt="pic">' in html
+
+
+def test_viewer_can_preview_because_nothing_is_saved(as_user, carol, task):
+    response = as_user(carol).post(
+        reverse("tasks:document_preview", args=[task.pk]), {"text": "*hi*"}
+    )
+
+    assert response.status_code == 200
+    assert response.content.decode().strip() == "<p><em>hi</em></p>"
+
+
+def test_outsider_cannot_preview_a_task_document(as_user, mallory, task):
+    response = as_user(mallory).post(
+        reverse("tasks:document_preview", args=[task.pk]), {"text": "hi"}
+    )
+
+    assert response.status_code == 404
+
+
+def test_preview_refuses_text_longer_than_a_document(as_user, bob, task, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 5_000_000
+
+    response = as_user(bob).post(
+        reverse("tasks:document_preview", args=[task.pk]), {"text": "a" * 1_000_001}
+    )
+
+    assert response.status_code == 400
+
+
+def test_preview_only_answers_posts(as_user, bob, task):
+    response = as_user(bob).get(reverse("tasks:document_preview", args=[task.pk]))
+
+    assert response.status_code == 405
+
+
+def test_presence_colour_is_stable_and_from_the_palette():
+    assert presence_color("user:1") == presence_color("user:1")
+    assert {presence_color(f"user:{n}") for n in range(200)} == set(PALETTE)
