@@ -15,7 +15,8 @@ import {
 } from '@codemirror/view'
 import { defaultKeymap, indentWithTab } from '@codemirror/commands'
 import { markdownLanguage, insertNewlineContinueMarkup, deleteMarkupBackward } from '@codemirror/lang-markdown'
-import { LanguageSupport, syntaxHighlighting, defaultHighlightStyle, indentOnInput, bracketMatching } from '@codemirror/language'
+import { LanguageSupport, HighlightStyle, syntaxHighlighting, defaultHighlightStyle, indentOnInput, bracketMatching } from '@codemirror/language'
+import { tags } from '@lezer/highlight'
 import { searchKeymap, highlightSelectionMatches } from '@codemirror/search'
 
 const PREVIEW_DEBOUNCE_MS = 300
@@ -53,8 +54,8 @@ const editorTheme = EditorView.theme({
   '&': { fontSize: '15px', height: '100%' },
   '&.cm-focused': { outline: 'none' },
   '.cm-scroller': {
-    fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace',
-    lineHeight: '1.6'
+    fontFamily: 'system-ui, -apple-system, "Segoe UI", sans-serif',
+    lineHeight: '1.65'
   },
   '.cm-content': { padding: '14px 0', caretColor: 'var(--fg, #1d2330)' },
   '.cm-line': { padding: '0 18px' },
@@ -69,6 +70,24 @@ const editorTheme = EditorView.theme({
   },
   '&.cm-editor[contenteditable=false] .cm-cursor, &.cm-readonly .cm-cursor': { display: 'none' }
 })
+
+// Markdown source that reads like the document it makes: sized headings, real emphasis,
+// monospace only for code.
+const markdownStyle = HighlightStyle.define([
+  { tag: tags.heading1, fontSize: '1.45em', fontWeight: '700' },
+  { tag: tags.heading2, fontSize: '1.25em', fontWeight: '700' },
+  { tag: tags.heading3, fontSize: '1.1em', fontWeight: '700' },
+  { tag: [tags.heading4, tags.heading5, tags.heading6], fontWeight: '700' },
+  { tag: tags.strong, fontWeight: '700' },
+  { tag: tags.emphasis, fontStyle: 'italic' },
+  { tag: tags.strikethrough, textDecoration: 'line-through' },
+  { tag: tags.link, color: '#2f6fde' },
+  { tag: tags.url, color: '#5a6b8c' },
+  { tag: tags.monospace, fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace', fontSize: '0.92em', color: '#9a3b1a' },
+  { tag: tags.quote, color: '#4b5563', fontStyle: 'italic' },
+  { tag: [tags.processingInstruction, tags.meta, tags.contentSeparator], color: '#9aa3b2' },
+  { tag: tags.list, color: '#1d2330' }
+])
 
 class DocumentEditor {
   constructor (root) {
@@ -121,6 +140,7 @@ class DocumentEditor {
           EditorView.lineWrapping,
           // markdown without the embedded HTML/JS/CSS grammars (keeps the bundle small)
           new LanguageSupport(markdownLanguage),
+          syntaxHighlighting(markdownStyle),
           syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
           keymap.of([
             { key: 'Enter', run: insertNewlineContinueMarkup },
