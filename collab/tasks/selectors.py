@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.http import Http404
 
+from collab.lib.textdiff import ChangeSize, change_size
 from collab.tasks.models import DocumentUpdate, DocumentVersion, Message, Task, TaskStatus
 from collab.workspaces.models import Membership, Workspace
 from collab.workspaces.selectors import AnyUser, get_membership
@@ -139,3 +140,36 @@ def list_document_contributions(task: Task, *, limit: int = 100) -> list[Contrib
         else:
             runs.append(Contribution(label, author_id, origin, created_at, created_at, 1))
     return runs
+
+
+# --- document history page (sizes and previous texts for the version list and diffs) --------
+
+
+@dataclass(frozen=True)
+class VersionSummary:
+    """A version of the task document and how much it changed since the one before."""
+
+    version: DocumentVersion
+    size: ChangeSize
+
+
+def list_version_summaries(task: Task, *, limit: int = 50) -> list[VersionSummary]:
+    """The newest ``limit`` versions, newest first, each sized against its predecessor."""
+    versions = list_document_versions(task, limit=limit + 1)
+    summaries = []
+    for index, version in enumerate(versions[:limit]):
+        previous = versions[index + 1].text if index + 1 < len(versions) else ""
+        summaries.append(VersionSummary(version=version, size=change_size(previous, version.text)))
+    return summaries
+
+
+def get_version_with_previous_text(task: Task, version_id: int) -> tuple[DocumentVersion, str]:
+    """A version of this task's document and the text of the version before it."""
+    version = get_document_version(task, version_id)
+    previous = (
+        DocumentVersion.objects.filter(document_id=version.document_id, id__lt=version.pk)
+        .order_by("-id")
+        .values_list("text", flat=True)
+        .first()
+    )
+    return version, previous or ""

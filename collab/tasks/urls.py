@@ -14,4 +14,10 @@ urlpatterns = [
     path("t/<int:task_id>/messages/newer/", views.newer_messages, name="newer_messages"),
     path("t/<int:task_id>/status/", views.set_status, name="status"),
     path("t/<int:task_id>/document/preview/", views.document_preview, name="document_preview"),
+    path("t/<int:task_id>/document/history/", views.document_history, name="document_history"),
+    path(
+        "t/<int:task_id>/document/history/<int:version_id>/restore/",
+        views.restore_version,
+        name="restore_version",
+    ),
 ]

@@ -1,14 +1,16 @@
 from __future__ import annotations
 
+from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from collab.lib.markdown import render_markdown
 from collab.lib.requests import AuthedRequest
-from collab.tasks import selectors, services
+from collab.lib.textdiff import change_size, diff_lines
+from collab.tasks import documents, selectors, services
 from collab.tasks.forms import MessageForm, StatusForm, TaskForm
 from collab.tasks.models import TaskStatus
 from collab.tasks.serializers import message_event
@@ -165,3 +167,54 @@ def document_preview(request: AuthedRequest, task_id: int) -> HttpResponse:
             f"text must be at most {DOCUMENT_PREVIEW_MAX_CHARS} characters", status=400
         )
     return HttpResponse(render_markdown(text))
+
+
+@login_required
+@require_GET
+def document_history(request: AuthedRequest, task_id: int) -> HttpResponse:
+    """Versions of the document (who, when, how much) and the diff of one of them."""
+    access = selectors.get_task_access(request.user, task_id)
+    task = access.task
+    versions = selectors.list_version_summaries(task)
+    selected = request.GET.get("version")
+    context: dict[str, object] = {
+        "task": task,
+        "workspace": task.workspace,
+        "can_edit": access.can_edit,
+        "versions": versions,
+        "current_text": task.document.text,
+    }
+    if selected is not None or versions:
+        try:
+            version_id = int(selected) if selected is not None else versions[0].version.pk
+        except ValueError:
+            return HttpResponse("version must be a version id", status=400)
+        version, previous = selectors.get_version_with_previous_text(task, version_id)
+        context.update(
+            selected=version,
+            diff=diff_lines(previous, version.text),
+            size=change_size(previous, version.text),
+            is_current=version.text == task.document.text,
+        )
+    if request.htmx and request.htmx.target == "version-diff":
+        return render(request, "tasks/document_history.html#version-diff", context)
+    return render(request, "tasks/document_history.html", context)
+
+
+@login_required
+@require_POST
+def restore_version(request: AuthedRequest, task_id: int, version_id: int) -> HttpResponse:
+    """Make the document read like an earlier version again, as a new edit."""
+    access = selectors.get_task_access(request.user, task_id)
+    version, _previous = selectors.get_version_with_previous_text(access.task, version_id)
+    try:
+        documents.restore_document_version(
+            membership=access.membership, task=access.task, version_id=version.pk
+        )
+    except ValidationError as exc:  # the version vanished (e.g. the task was deleted meanwhile)
+        raise Http404(str(exc)) from exc
+    when = version.created_at.strftime("%H:%M")
+    flash.success(request, f"Restored the version from {when} as a new edit.")
+    # Back to the history, where the restore is now the newest version (the task page's
+    # context uses "messages" for chat, which hides flash messages there).
+    return redirect("tasks:document_history", task_id=task_id)

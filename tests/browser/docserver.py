@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -43,7 +44,9 @@ def free_port() -> int:
 class DocServer:
     data_dir: Path
     port: int = field(default_factory=free_port)
+    extra_env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
+    sessions: dict[str, str] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -63,6 +66,7 @@ class DocServer:
             LOG_LEVEL="WARNING",
             PYTHONPATH=str(ROOT),
         )
+        env.update(self.extra_env)
         return env
 
     def run(self, code: str) -> Any:
@@ -89,11 +93,15 @@ class DocServer:
             timeout=120,
         )
 
+    @property
+    def daphne_command(self) -> list[str]:
+        address = ["-b", "127.0.0.1", "-p", str(self.port)]
+        return [sys.executable, "-m", "daphne", *address, "collab.asgi:application"]
+
     def start(self) -> None:
         with (self.data_dir / "daphne.log").open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]
-                + ["collab.asgi:application"],
+                self.daphne_command,
                 cwd=ROOT,
                 env=self.env,
                 stdout=log,
@@ -124,9 +132,9 @@ class DocServer:
         self.stop()
         self.start()
 
-    def seed_cast(self) -> dict[str, str]:
-        """alice owns Acme, bob edits, carol views; returns a session key per person."""
-        return dict(
+    def seed_cast(self) -> None:
+        """alice owns Acme, bob edits, carol views; keeps a session key per person."""
+        self.sessions = dict(
             self.run(
                 """
 from django.contrib.auth import get_user_model
@@ -159,12 +167,22 @@ print(json.dumps(task.pk))
             )
         )
 
-    def document_text(self, task_id: int) -> str:
-        return str(
-            self.run(
-                f"""
-from collab.tasks.models import Document
-print(json.dumps(Document.objects.get(task_id={task_id}).text))
-"""
-            )
+    def _query(self, sql: str, *params: object) -> list[tuple[object, ...]]:
+        database = f"file:{self.data_dir / 'collab.sqlite3'}?mode=ro"
+        with sqlite3.connect(database, uri=True, timeout=20) as connection:
+            return connection.execute(sql, params).fetchall()
+
+    def version_id(self, task_id: int, text: str) -> int:
+        """The newest saved version of the task's document that reads ``text``."""
+        rows = self._query(
+            "SELECT v.id FROM tasks_documentversion v JOIN tasks_document d"
+            " ON v.document_id = d.id WHERE d.task_id = ? AND v.text = ? ORDER BY v.id DESC",
+            task_id,
+            text,
         )
+        return int(str(rows[0][0]))
+
+    def document_text(self, task_id: int) -> str:
+        """``Document.text`` as the server last committed it."""
+        rows = self._query("SELECT text FROM tasks_document WHERE task_id = ?", task_id)
+        return str(rows[0][0])

@@ -6,7 +6,8 @@
 // page mounts every element carrying `data-collab-editor` (templates/tasks/_document.html).
 
 import * as Y from 'yjs'
-import { WebsocketProvider } from 'y-websocket'
+import { WebsocketProvider, messageAuth } from 'y-websocket'
+import { readAuthMessage } from 'y-protocols/auth'
 import { yCollab, yUndoManagerKeymap } from 'y-codemirror.next'
 import { EditorState, Compartment } from '@codemirror/state'
 import {
@@ -113,6 +114,11 @@ class DocumentEditor {
       maxBackoffTime: 2500
     })
     this.awareness = this.provider.awareness
+    // The server answers an edit it refuses (e.g. the person became a viewer) with the auth
+    // message "permission denied": switch to read-only and say so.
+    this.provider.messageHandlers[messageAuth] = (_encoder, decoder) => {
+      readAuthMessage(decoder, this.ydoc, (_doc, reason) => this.onPermissionDenied(reason))
+    }
     this.awareness.setLocalStateField('user', {
       name: data.userName,
       color: data.userColor,
@@ -170,6 +176,24 @@ class DocumentEditor {
     root.dataset.ready = 'true'
   }
 
+  onPermissionDenied (reason) {
+    if (!this.readOnly) {
+      this.readOnly = true
+      this.root.dataset.readonly = 'true'
+      this.view.dispatch({ effects: this.editable.reconfigure(this.readOnlyExtensions()) })
+    }
+    let note = this.root.querySelector('[data-role=denied]')
+    if (!note) {
+      note = document.createElement('p')
+      note.className = 'doc-readonly-note'
+      note.dataset.role = 'denied'
+      note.setAttribute('role', 'alert')
+      this.root.querySelector('.doc-body').before(note)
+    }
+    note.textContent = 'The server refused your change (' + reason + '). ' +
+      'Reload the page to see the saved document.'
+  }
+
   readOnlyExtensions () {
     if (!this.readOnly) return []
     return [EditorState.readOnly.of(true), EditorView.editable.of(false)]
@@ -177,6 +201,9 @@ class DocumentEditor {
 
   setStatus (status, reason) {
     if (status === 'connected' && this.provider.synced) status = 'synced'
+    // Reconnect attempts after a drop stay "offline" until the socket is back.
+    if (status === 'synced') this.wasSynced = true
+    if (status === 'connecting' && this.wasSynced) status = 'disconnected'
     this.root.dataset.status = status
     if (!this.statusEl) return
     let text = STATUS_TEXT[status] || status
