@@ -7,6 +7,7 @@ minimal character diffs in ``collab.lib.ytext`` instead.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,7 +30,9 @@ class ChangeSize:
         return not (self.inserted or self.deleted)
 
 
-def _opcodes(old_lines: list[str], new_lines: list[str]) -> list[tuple[str, int, int, int, int]]:
+def _opcodes(
+    old_lines: list[str], new_lines: list[str]
+) -> Sequence[tuple[str, int, int, int, int]]:
     return difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes()
 
 
