@@ -32,14 +32,20 @@ def doc_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocServer]:
     server.stop()
 
 
+_page_errors: list[str] = []
+
+
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
+    """Chromium; the test fails if any page raised a JavaScript error."""
+    _page_errors.clear()
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
         )
         yield browser
         await browser.close()
+    assert _page_errors == []
 
 
 async def open_task(browser: Browser, server: DocServer, who: str, task_id: int) -> Page:
@@ -50,7 +56,7 @@ async def open_task(browser: Browser, server: DocServer, who: str, task_id: int)
         [{"name": "sessionid", "value": server.sessions[who], "url": server.url}]
     )
     page = await context.new_page()
-    page.on("pageerror", lambda error: pytest.fail(f"{who}'s page raised: {error}"))
+    page.on("pageerror", lambda error: _page_errors.append(f"{who}: {error}"))
     await page.goto(f"/t/{task_id}/")
     await page.wait_for_selector(f"{EDITOR}[data-ready=true]")
     return page
