@@ -5,7 +5,19 @@ from django import forms
 from agents.models import Agent, ModelProfile
 
 
+def _policy_choices() -> list[tuple[str, str]]:
+    from agents.policies import registered_names
+
+    return [(name, name.replace("_", " ")) for name in registered_names()]
+
+
 class AgentForm(forms.ModelForm):
+    policy_name = forms.ChoiceField(
+        choices=_policy_choices,
+        initial="never",
+        label="Clarification policy",
+        help_text="When the agent asks before acting (see docs/policies.md).",
+    )
     model_profile = forms.ModelChoiceField(
         queryset=ModelProfile.objects.order_by("name"),
         required=False,

@@ -1,0 +1,130 @@
+"""A person asks an agent, watches its reply stream in, accepts its suggestion, and a second
+person sees the document change. The agent uses a fake model configured like an admin would."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from playwright.sync_api import BrowserContext, expect
+
+from tests.browser.flows import (
+    chat_messages,
+    create_invitation_link,
+    create_task,
+    create_workspace,
+    expect_chat_live,
+    join,
+    sign_up,
+)
+
+pytestmark = pytest.mark.browser
+
+
+def _live_env() -> dict[str, str]:
+    return dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="tests.live_settings",
+        COLLAB_TEST_DB_NAME=str(connection.settings_dict["NAME"]),
+    )
+
+
+def _shell(code: str) -> None:
+    """Admin-side setup in another process (browser tests keep the ORM out of their own)."""
+    subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=settings.BASE_DIR,
+        env=_live_env(),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def worker(server_url: str) -> Iterator[None]:
+    """Production mode runs turns in a separate worker; embedded mode inside the server."""
+    if not settings.REDIS_URL:
+        yield
+        return
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "collab",
+            "worker",
+            "--pool=solo",
+            "--without-heartbeat",
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel=WARNING",
+            f"--hostname=browser-{uuid.uuid4().hex[:8]}@%h",
+        ],
+        cwd=settings.BASE_DIR,
+        env=_live_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def test_person_asks_an_agent_watches_it_stream_and_accepts_its_suggestion(
+    new_context: Callable[[], BrowserContext], worker: None
+) -> None:
+    alice = new_context().new_page()
+    bob = new_context().new_page()
+    sign_up(alice, "alice")
+    create_workspace(alice, "Acme")
+    link = create_invitation_link(alice)
+    sign_up(bob, "bob")
+    join(bob, link, "Acme")
+    # An admin configured a (fake, slow-streaming) model profile.
+    _shell(
+        "from agents.models import ModelProfile\n"
+        "ModelProfile.objects.create(name='Scripted', provider='fake', model='suggest@150')\n"
+    )
+
+    # alice creates the agent from the task page's "Manage agents" link, then adds it
+    task_url = create_task(alice, "Plan the offsite")
+    alice.get_by_role("link", name="Manage agents").click()
+    alice.get_by_label("Name:", exact=True).fill("Mira")
+    alice.get_by_label("Model profile").select_option(
+        label="Scripted (Fake model (tests and benchmarks))"
+    )
+    alice.get_by_role("button", name="Create agent").click()
+    expect(alice.get_by_role("cell", name="Mira", exact=False)).to_be_visible()
+    alice.goto(task_url)
+    alice.get_by_label("Agent to add").select_option(label="Mira")
+    alice.get_by_role("button", name="Add to task").click()
+    bob.goto(task_url)
+    expect_chat_live(alice)
+    expect_chat_live(bob)
+
+    # alice asks; both pages watch the reply arrive word by word
+    alice.get_by_test_id("ask-Mira").click()
+    expect(bob.get_by_test_id("agent-stream")).to_contain_text("I propose")
+    expect(chat_messages(bob).last).to_contain_text("I propose adding a line to the document.")
+    expect(alice.locator(".agent-status")).to_contain_text("answered by suggest@150")
+
+    # the suggestion card arrives live; alice accepts it and bob sees the document change
+    card = alice.get_by_test_id("suggestion").first
+    expect(card).to_contain_text("Agreed next step")
+    card.get_by_test_id("accept-suggestion").click()
+    expect(bob.get_by_test_id("document-text")).to_contain_text("Agreed next step")
+    expect(bob.get_by_test_id("suggestion").first).to_contain_text("Accepted")
