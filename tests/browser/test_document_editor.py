@@ -1,238 +1,262 @@
-"""The live document editor in real Chromium pages against a real Daphne process."""
+"""The live document editor in real Chromium pages against a real server process.
+
+The cast (alice owns, bob edits, carol views) is created with the ORM before Chromium starts
+(fixture order); during a test the database is read from a worker thread, since Playwright's
+sync API makes the main thread look async to Django.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from itertools import zip_longest
+from typing import TypeVar
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright
+from django.db import connection
+from django.test import Client
+from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.browser.docserver import CHROMIUM, CHROMIUM_ARGS, DocServer
+from collab.tasks.models import Document, DocumentVersion
+from collab.workspaces.models import Role
+from tests import factories
+from tests.browser.conftest import LiveServer
 
 pytestmark = pytest.mark.browser
 
 EDITOR = "[data-collab-editor]"
 YTEXT = f"document.querySelector('{EDITOR}').collabEditor.ytext.toString()"
 SHOWN = f"document.querySelector('{EDITOR}').collabEditor.view.state.doc.toString()"
+T = TypeVar("T")
 
 
-@pytest.fixture(scope="module")
-def doc_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocServer]:
-    # A version per saved batch, so that the history test has versions to restore.
-    server = DocServer(
-        Path(tmp_path_factory.mktemp("docserver")), extra_env={"DOCUMENT_VERSION_INTERVAL": "0"}
-    )
-    server.migrate()
-    server.seed_cast()
-    server.start()
-    yield server
-    server.stop()
+def in_thread(read: Callable[[], T]) -> T:
+    """Run an ORM read outside the main thread (and close that thread's connection)."""
+
+    def run() -> T:
+        try:
+            return read()
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run).result()
 
 
-_page_errors: list[str] = []
+@dataclass
+class Cast:
+    task_id: int
+    sessions: dict[str, str]
+    page_errors: list[str] = field(default_factory=list)
 
 
 @pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """Chromium; the test fails if any page raised a JavaScript error."""
-    _page_errors.clear()
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        yield browser
-        await browser.close()
-    assert _page_errors == []
+def cast(transactional_db: None) -> Iterator[Cast]:
+    """Acme (alice owns, bob edits, carol views) with one task, and a session per person.
+
+    Request it before the browser fixtures so that it runs before Chromium starts."""
+    users = {name: factories.make_user(name) for name in ("alice", "bob", "carol")}
+    workspace = factories.make_workspace(users["alice"])
+    factories.add_member(workspace, users["bob"], Role.EDITOR)
+    factories.add_member(workspace, users["carol"], Role.VIEWER)
+    task = factories.make_task(workspace)
+    sessions = {}
+    for name, user in users.items():
+        client = Client()
+        client.force_login(user)
+        sessions[name] = client.cookies["sessionid"].value
+    cast = Cast(task_id=task.pk, sessions=sessions)
+    yield cast
+    assert cast.page_errors == []
 
 
-async def open_task(browser: Browser, server: DocServer, who: str, task_id: int) -> Page:
-    context = await browser.new_context(
-        base_url=server.url, viewport={"width": 1400, "height": 950}
-    )
-    await context.add_cookies(
-        [{"name": "sessionid", "value": server.sessions[who], "url": server.url}]
-    )
-    page = await context.new_page()
-    page.on("pageerror", lambda error: _page_errors.append(f"{who}: {error}"))
-    await page.goto(f"/t/{task_id}/")
-    await page.wait_for_selector(f"{EDITOR}[data-ready=true]")
-    return page
+@pytest.fixture
+def open_task(
+    cast: Cast, new_context: Callable[[], BrowserContext], server_url: str
+) -> Callable[[str], Page]:
+    """``open_task("bob")``: bob's own browser on the task page, once the editor is live."""
+
+    def _open(who: str) -> Page:
+        context = new_context()
+        context.add_cookies([{"name": "sessionid", "value": cast.sessions[who], "url": server_url}])
+        page = context.new_page()
+        page.on("pageerror", lambda error: cast.page_errors.append(f"{who}: {error}"))
+        page.goto(f"/t/{cast.task_id}/")
+        expect(page.locator(f"{EDITOR}[data-status=synced]")).to_have_count(1)
+        return page
+
+    return _open
 
 
-async def wait_synced(page: Page) -> None:
-    await page.wait_for_selector(f"{EDITOR}[data-status=synced]", timeout=20_000)
+def ytext(page: Page) -> str:
+    return str(page.evaluate(YTEXT))
 
 
-async def ytext(page: Page) -> str:
-    return str(await page.evaluate(YTEXT))
-
-
-async def wait_for_text(page: Page, predicate: str, timeout: float = 20_000) -> None:
+def wait_for_text(page: Page, predicate: str, timeout: float | None = None) -> None:
     """Wait until ``predicate`` (a JS expression over ``text``) holds for the page's Y.Text."""
-    await page.wait_for_function(
+    page.wait_for_function(
         f"(() => {{ const text = {YTEXT}; return {predicate}; }})()", timeout=timeout
     )
 
 
-def wait_for_database(server: DocServer, task_id: int, expected: str, timeout: float = 20) -> str:
-    deadline = time.monotonic() + timeout
-    text = server.document_text(task_id)
-    while text != expected and time.monotonic() < deadline:
-        time.sleep(0.3)
-        text = server.document_text(task_id)
+def saved_text(task_id: int) -> str:
+    return in_thread(lambda: Document.objects.get(task_id=task_id).text)
+
+
+def wait_for_database(page: Page, task_id: int, expected: str, seconds: float = 15) -> str:
+    """``Document.text`` once it reads ``expected`` (or whatever it reads after ``seconds``)."""
+    text = saved_text(task_id)
+    for _ in range(int(seconds / 0.25)):
+        if text == expected:
+            break
+        page.wait_for_timeout(250)
+        text = saved_text(task_id)
     return text
 
 
-async def set_mode(page: Page, mode: str) -> None:
-    await page.click(f"{EDITOR} button[data-mode={mode}]")
+def set_mode(page: Page, mode: str) -> None:
+    page.click(f"{EDITOR} button[data-mode={mode}]")
 
 
-async def type_at(page: Page, where: str, text: str) -> None:
+def caret_to(page: Page, where: str) -> None:
+    page.click(".cm-content")
+    page.keyboard.press("Control+Home" if where == "start" else "Control+End")
+
+
+def type_at(page: Page, where: str, text: str) -> None:
     """Put the caret at the start or end of the document and type like a person."""
-    await page.click(".cm-content")
-    await page.keyboard.press("Control+Home" if where == "start" else "Control+End")
-    await page.keyboard.type(text, delay=15)
+    caret_to(page, where)
+    page.keyboard.type(text, delay=10)
 
 
-async def test_preview_shows_the_document_sanitised(browser, doc_server):
-    task_id = doc_server.make_task("Preview")
-    page = await open_task(browser, doc_server, "alice", task_id)
+def test_preview_shows_the_document_sanitised(cast, open_task):
+    page = open_task("alice")
     hostile = (
         "# Heading\n\n<script>window.__pwned = 1</script>\n\n"
         '<img src=x onerror="window.__pwned = 2">\n\n[click](javascript:window.__pwned=3)\n'
     )
 
-    await set_mode(page, "split")
-    await page.click(".cm-content")
-    await page.keyboard.insert_text(hostile)
-    await page.wait_for_function(
-        f"document.querySelector('[data-role=preview]').dataset.renderedLength == {len(hostile)}"
-    )
+    set_mode(page, "split")
+    page.click(".cm-content")
+    page.keyboard.insert_text(hostile)
 
     preview = page.locator("[data-role=preview]")
-    assert await preview.locator("h1").inner_text() == "Heading"
-    assert await preview.locator("script, img[onerror], a[href^=javascript]").count() == 0
-    assert "<img src=x onerror=" in await preview.inner_text()  # shown as text, not run
-    assert await page.evaluate("window.__pwned") is None
+    expect(preview).to_have_attribute("data-rendered-length", str(len(hostile)))
+    expect(preview.locator("h1")).to_have_text("Heading")
+    expect(preview.locator("script, img[onerror], a[href^=javascript]")).to_have_count(0)
+    expect(preview).to_contain_text("<img src=x onerror=")  # shown as text, not run
+    assert page.evaluate("window.__pwned") is None
 
 
-async def test_two_people_typing_at_once_converge_in_both_pages_and_the_database(
-    browser, doc_server
-):
-    task_id = doc_server.make_task("Converge")
-    alice = await open_task(browser, doc_server, "alice", task_id)
-    bob = await open_task(browser, doc_server, "bob", task_id)
-    await wait_synced(alice)
-    await wait_synced(bob)
-    await type_at(alice, "end", "Agenda\n\n")
-    await wait_for_text(bob, "text === 'Agenda\\n\\n'")
+def test_two_people_typing_at_once_converge_in_both_pages_and_the_database(cast, open_task):
+    alice = open_task("alice")
+    bob = open_task("bob")
+    type_at(alice, "end", "Agenda\n\n")
+    wait_for_text(bob, "text === 'Agenda\\n\\n'")
+    caret_to(alice, "end")
+    caret_to(bob, "start")
 
-    # when both type at the same time, alice at the end and bob at the start
+    # when both type at once, key by key in turn, neither waiting for the other's changes
     alice_words = "Alice: lunch at noon, then the venue tour. "
     bob_words = "Bob: book the train 🚆 for 東京. "
-    await asyncio.gather(type_at(alice, "end", alice_words), type_at(bob, "start", bob_words))
+    for alice_key, bob_key in zip_longest(alice_words, bob_words):
+        if alice_key:
+            alice.keyboard.type(alice_key)
+        if bob_key:
+            bob.keyboard.type(bob_key)
 
     expected = bob_words + "Agenda\n\n" + alice_words
-    await wait_for_text(alice, f"text === {expected!r}")
-    await wait_for_text(bob, f"text === {expected!r}")
-    assert await alice.evaluate(SHOWN) == await bob.evaluate(SHOWN) == expected
-    assert wait_for_database(doc_server, task_id, expected) == expected
+    wait_for_text(alice, f"text === {expected!r}")
+    wait_for_text(bob, f"text === {expected!r}")
+    assert alice.evaluate(SHOWN) == bob.evaluate(SHOWN) == expected
+    assert wait_for_database(alice, cast.task_id, expected) == expected
 
 
-async def test_people_see_each_other_in_the_presence_list_and_as_named_cursors(browser, doc_server):
-    task_id = doc_server.make_task("Presence")
-    alice = await open_task(browser, doc_server, "alice", task_id)
-    bob = await open_task(browser, doc_server, "bob", task_id)
-    await wait_synced(alice)
-    await wait_synced(bob)
+def test_people_see_each_other_in_the_presence_list_and_as_named_cursors(cast, open_task):
+    alice = open_task("alice")
+    bob = open_task("bob")
 
-    await type_at(alice, "end", "Where shall we go?")
+    type_at(alice, "end", "Where shall we go?")
 
-    await bob.wait_for_selector("[data-role=presence] [data-name=alice]")
-    await alice.wait_for_selector("[data-role=presence] [data-name=bob]")
-    caret = bob.locator(".cm-ySelectionInfo", has_text="alice")
-    await caret.wait_for(state="attached")
-    assert await bob.locator("[data-role=presence] .is-me").inner_text() == "B\nbob (you)"
+    expect(bob.locator("[data-role=presence] [data-name=alice]")).to_have_count(1)
+    expect(alice.locator("[data-role=presence] [data-name=bob]")).to_have_count(1)
+    expect(bob.locator(".cm-ySelectionInfo", has_text="alice")).to_have_count(1)
+    expect(bob.locator("[data-role=presence] .is-me .presence-name")).to_have_text("bob (you)")
 
 
-async def test_a_viewer_watches_live_but_cannot_edit(browser, doc_server):
-    task_id = doc_server.make_task("Read only")
-    alice = await open_task(browser, doc_server, "alice", task_id)
-    carol = await open_task(browser, doc_server, "carol", task_id)
-    await wait_synced(alice)
-    await wait_synced(carol)
-    await set_mode(carol, "write")
+def test_a_viewer_watches_live_but_cannot_edit(cast, open_task):
+    alice = open_task("alice")
+    carol = open_task("carol")
+    expect(carol.get_by_test_id("readonly-note")).to_be_visible()
+    set_mode(carol, "write")
 
-    await type_at(alice, "end", "Only editors write here.")
-    await wait_for_text(carol, "text === 'Only editors write here.'")
-    assert await carol.get_attribute(".cm-content", "contenteditable") == "false"
-    await carol.click(".cm-content")
-    await carol.keyboard.type("carol was here")
-    await carol.keyboard.press("Backspace")
+    type_at(alice, "end", "Only editors write here.")
+    wait_for_text(carol, "text === 'Only editors write here.'")
+    expect(carol.locator(".cm-content")).to_have_attribute("contenteditable", "false")
+    carol.click(".cm-content")
+    carol.keyboard.type("carol was here")
+    carol.keyboard.press("Backspace")
+    type_at(alice, "end", " Really.")
 
-    await asyncio.sleep(0.5)  # give a wrongly sent edit time to arrive; the checks are on text
-    assert await ytext(carol) == "Only editors write here."
-    assert await ytext(alice) == "Only editors write here."
-    assert wait_for_database(doc_server, task_id, "Only editors write here.") == (
-        "Only editors write here."
-    )
+    expected = "Only editors write here. Really."
+    wait_for_text(carol, f"text === {expected!r}")
+    assert ytext(alice) == expected
+    assert wait_for_database(alice, cast.task_id, expected) == expected
 
 
-async def test_editor_resyncs_after_the_server_restarts_without_losing_offline_typing(
-    browser, doc_server
+def test_editor_resyncs_after_the_server_restarts_without_losing_offline_typing(
+    cast, own_server: LiveServer, open_task
 ):
-    task_id = doc_server.make_task("Restart")
-    alice = await open_task(browser, doc_server, "alice", task_id)
-    bob = await open_task(browser, doc_server, "bob", task_id)
-    await wait_synced(alice)
-    await wait_synced(bob)
-    await type_at(alice, "end", "Before the restart.")
-    assert wait_for_database(doc_server, task_id, "Before the restart.") == "Before the restart."
+    alice = open_task("alice")
+    bob = open_task("bob")
+    type_at(alice, "end", "Before the restart.")
+    assert wait_for_database(alice, cast.task_id, "Before the restart.") == "Before the restart."
 
     # when the server goes away, alice keeps typing, and the server comes back
-    doc_server.stop()
-    await alice.wait_for_selector(f"{EDITOR}[data-status=disconnected]")
-    await type_at(alice, "end", " Typed offline.")
-    doc_server.start()
+    own_server.stop()
+    expect(alice.locator(f"{EDITOR}[data-status=disconnected]")).to_have_count(1)
+    expect(alice.locator("[data-role=status]")).to_have_text("Offline, reconnecting…")
+    type_at(alice, "end", " Typed offline.")
+    own_server.start()
 
     expected = "Before the restart. Typed offline."
-    await wait_synced(alice)
-    await wait_synced(bob)
-    await wait_for_text(bob, f"text === {expected!r}")
-    assert await ytext(alice) == expected
-    assert wait_for_database(doc_server, task_id, expected) == expected
-    await type_at(bob, "end", " Back online.")
-    await wait_for_text(alice, "text.endsWith(' Back online.')")
+    expect(alice.locator(f"{EDITOR}[data-status=synced]")).to_have_count(1)
+    wait_for_text(bob, f"text === {expected!r}")
+    assert ytext(alice) == expected
+    assert wait_for_database(alice, cast.task_id, expected) == expected
+    type_at(bob, "end", " Back online.")
+    wait_for_text(alice, "text.endsWith(' Back online.')")
 
 
-async def test_an_editor_restores_an_earlier_version_from_the_history_page(browser, doc_server):
-    task_id = doc_server.make_task("History")
-    alice = await open_task(browser, doc_server, "alice", task_id)
-    bob = await open_task(browser, doc_server, "bob", task_id)
-    await wait_synced(alice)
-    await wait_synced(bob)
-    await type_at(alice, "end", "First plan: Lisbon.")
-    assert wait_for_database(doc_server, task_id, "First plan: Lisbon.") == "First plan: Lisbon."
-    await bob.click(".cm-content")
-    await bob.keyboard.press("Control+a")
-    await bob.keyboard.type("Oops.")
-    assert wait_for_database(doc_server, task_id, "Oops.") == "Oops."
-    first = doc_server.version_id(task_id, "First plan: Lisbon.")
+def test_an_editor_restores_an_earlier_version_from_the_history_page(cast, open_task):
+    alice = open_task("alice")
+    bob = open_task("bob")
+    caret_to(alice, "end")
+    alice.keyboard.insert_text("First plan: Lisbon.")  # one update: the document's first version
+    assert wait_for_database(alice, cast.task_id, "First plan: Lisbon.") == "First plan: Lisbon."
+    first = in_thread(lambda: _version_reading(cast.task_id, "First plan: Lisbon."))
+    bob.click(".cm-content")
+    bob.keyboard.press("Control+a")
+    bob.keyboard.type("Oops.")
+    assert wait_for_database(alice, cast.task_id, "Oops.") == "Oops."
 
     # when alice picks that version in the history and restores it
-    await alice.click("a.doc-history-link")
-    await alice.click(f"[data-version='{first}']")
-    await alice.wait_for_selector(f"form[action$='/{first}/restore/']")
-    assert "First plan: Lisbon." in await alice.locator("[data-testid=diff]").inner_text()
-    await alice.click("[data-testid=restore]")
+    alice.click("a.doc-history-link")
+    alice.click(f"[data-version='{first}']")
+    expect(alice.locator(f"form[action$='/{first}/restore/']")).to_have_count(1)
+    expect(alice.get_by_test_id("diff")).to_contain_text("First plan: Lisbon.")
+    alice.get_by_test_id("restore").click()
 
-    assert "Restored the version" in await alice.locator(".flash").inner_text()
-    assert await alice.locator("[data-testid=is-current]").count() == 1
-    await wait_for_text(bob, "text === 'First plan: Lisbon.'")
-    await alice.click(f"a[href='/t/{task_id}/']")
-    await wait_synced(alice)
-    await wait_for_text(alice, "text === 'First plan: Lisbon.'")
-    assert wait_for_database(doc_server, task_id, "First plan: Lisbon.") == "First plan: Lisbon."
+    expect(alice.locator(".flash")).to_contain_text("Restored the version")
+    expect(alice.get_by_test_id("is-current")).to_have_count(1)
+    wait_for_text(bob, "text === 'First plan: Lisbon.'")
+    alice.click(f"a[href='/t/{cast.task_id}/']")
+    wait_for_text(alice, "text === 'First plan: Lisbon.'")
+    assert saved_text(cast.task_id) == "First plan: Lisbon."
+
+
+def _version_reading(task_id: int, text: str) -> int:
+    """A version of the document that reads ``text``: one is saved when the room goes idle,
+    before a large deletion, or at most every DOCUMENT_VERSION_INTERVAL while people type."""
+    return DocumentVersion.objects.filter(document__task_id=task_id, text=text).latest("id").pk
