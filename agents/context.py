@@ -6,7 +6,6 @@ and the action validator (``agents/turns.py``) only ever acts on the turn's own 
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import Any
 
@@ -16,8 +15,20 @@ from agents.models import AgentNote, ModelProfile, Question, Turn
 from agents.schemas import json_schema
 from collab.tasks.models import Document, Message
 
-FULL_LIMITS = {"document_chars": 6000, "messages": 20, "message_chars": 1500, "notes": 10}
-SMALL_LIMITS = {"document_chars": 1200, "messages": 6, "message_chars": 300, "notes": 3}
+FULL_LIMITS = {
+    "document_chars": 6000,
+    "messages": 20,
+    "message_chars": 1500,
+    "notes": 10,
+    "memory_tokens": 400,
+}
+SMALL_LIMITS = {
+    "document_chars": 1200,
+    "messages": 6,
+    "message_chars": 300,
+    "notes": 3,
+    "memory_tokens": 120,
+}
 
 
 def _limits(profile: ModelProfile) -> dict[str, int]:
@@ -28,16 +39,19 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def memory_items(turn: Turn, people: list[int]) -> list[str]:
-    """Preferences of the people involved (supplied by the memory package when installed)."""
-    try:
-        memory = importlib.import_module("agents.memory.selectors")
-    except ImportError:
-        return []
-    finder = getattr(memory, "list_memory_for_prompt", None)
-    if finder is None:
-        return []
-    return [str(item) for item in finder(task=turn.task, user_ids=people)]
+def memory_items(
+    turn: Turn, people: list[int], query: str, *, token_budget: int
+) -> tuple[list[str], list[int]]:
+    """What is remembered about the people involved (``agents.memory``): prompt lines, item ids."""
+    from django.contrib.auth import get_user_model
+
+    from agents.memory.selectors import retrieve_for_turn
+
+    users = list(get_user_model().objects.filter(pk__in=people))
+    if not users:
+        return [], []
+    retrieved = retrieve_for_turn(users, turn.task.workspace, query, token_budget)
+    return [item.line.removeprefix("- ") for item in retrieved.items], retrieved.item_ids
 
 
 def build_context(turn: Turn, profile: ModelProfile) -> dict[str, Any]:
@@ -56,7 +70,14 @@ def build_context(turn: Turn, profile: ModelProfile) -> dict[str, Any]:
         .select_related("answered_by")
         .order_by("-id")[:3]
     )
-    people = sorted({m.author_id for m in recent if m.author_id is not None})
+    people = {m.author_id for m in recent if m.author_id is not None}
+    if turn.requested_by_id:
+        people.add(turn.requested_by_id)
+    request = str(turn.inputs.get("prompt", ""))
+    query = request or (recent[-1].body if recent else task.title)
+    memory, memory_ids = memory_items(
+        turn, sorted(people), query[:500], token_budget=limits["memory_tokens"]
+    )
     return {
         "agent": turn.agent.name,
         "instructions": turn.agent.instructions,
@@ -69,8 +90,9 @@ def build_context(turn: Turn, profile: ModelProfile) -> dict[str, Any]:
         ],
         "notes": [n.text for n in reversed(notes)],
         "answers": [{"question": q.text, "answer": q.answer} for q in reversed(answered)],
-        "memory": memory_items(turn, people),
-        "request": str(turn.inputs.get("prompt", "")),
+        "memory": memory,
+        "memory_item_ids": memory_ids,
+        "request": request,
         "requested_by": turn.requested_by.get_username() if turn.requested_by else "",
         "trigger": turn.trigger,
         "mode": turn.agent.mode,

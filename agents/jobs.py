@@ -32,3 +32,9 @@ def run_turn_job(self: Any, turn_id: int) -> str:
         log.warning("turn %s: model error, retrying: %s", turn_id, exc)
         turns.release_for_retry(turn_id=turn_id, error=str(exc))
         raise self.retry(exc=exc, countdown=backoff_seconds(self.request.retries)) from exc
+
+
+@shared_task(acks_late=True)
+def document_idle_job(task_id: int, update_id: int) -> int:
+    """Debounced check after people edit a document; starts idle-triggered turns."""
+    return len(services.start_idle_turns(task_id=task_id, update_id=update_id))

@@ -225,6 +225,49 @@ def handle_human_message(*, message: Message) -> list[Turn]:
     return turns
 
 
+def document_edited(*, task_id: int, update_id: int) -> None:
+    """Called inside the transaction that stores people's document edits: agents that work
+    when the document goes idle get a check ``AGENTS_IDLE_DOCUMENT_SECONDS`` later (debounced:
+    only the check for the newest edit starts turns)."""
+    watching = Agent.objects.filter(tasks=task_id, on_idle_document=True, is_active=True)
+    if not watching.exists():
+        return
+    from agents.jobs import document_idle_job
+
+    delay = int(getattr(settings, "AGENTS_IDLE_DOCUMENT_SECONDS", 30))
+    transaction.on_commit(
+        lambda: document_idle_job.apply_async((task_id, update_id), countdown=delay)
+    )
+
+
+@transaction.atomic
+def start_idle_turns(*, task_id: int, update_id: int) -> list[Turn]:
+    """The document has had no edit since ``update_id``: start the watching agents' turns."""
+    from collab.tasks.models import DocumentUpdate
+
+    newest = (
+        DocumentUpdate.objects.filter(document__task_id=task_id)
+        .order_by("-id")
+        .values_list("id", flat=True)
+        .first()
+    )
+    if newest != update_id:
+        return []  # edited again since: the check for that edit decides
+    task = Task.objects.get(pk=task_id)
+    started = []
+    for agent in Agent.objects.filter(tasks=task_id, on_idle_document=True, is_active=True):
+        seen = Turn.objects.filter(
+            agent=agent, task=task, trigger=Trigger.IDLE, inputs__update_id=update_id
+        )
+        if not seen.exists():  # a redelivered check starts nothing twice
+            started.append(
+                start_turn(
+                    agent=agent, task=task, trigger=Trigger.IDLE, inputs={"update_id": update_id}
+                )
+            )
+    return started
+
+
 def enqueue_next_turn(*, agent_id: int, task_id: int) -> None:
     """After a turn ends: wake the oldest turn that queued up behind it."""
     following = (

@@ -218,6 +218,8 @@ AGENTS_DEFAULT_PROFILE = env_str("AGENTS_DEFAULT_PROFILE")
 # A running turn renews this lease while it works; a dead worker's turn is taken over after it.
 AGENTS_TURN_LEASE_SECONDS = env_int("AGENTS_TURN_LEASE_SECONDS", 15, minimum=1)
 AGENTS_TURN_TIME_BUDGET_SECONDS = env_int("AGENTS_TURN_TIME_BUDGET_SECONDS", 120, minimum=1)
+# Agents with the "document idle" trigger act this long after people's last edit.
+AGENTS_IDLE_DOCUMENT_SECONDS = env_int("AGENTS_IDLE_DOCUMENT_SECONDS", 30, minimum=1)
 # Fault injection for the worker-kill test only: a pause between a turn's actions.
 AGENTS_FAULT_ACTION_DELAY_MS = env_int("AGENTS_FAULT_ACTION_DELAY_MS", 0, minimum=0)
 

@@ -224,6 +224,10 @@ def append_document_updates(
     backlog = DocumentUpdate.objects.filter(
         document=document, id__gt=document.snapshot_update_id
     ).count()
+    if update_ids and any(update.author_id for update in updates):
+        from agents.services import document_edited  # agents depend on tasks, not back
+
+        document_edited(task_id=document.task_id, update_id=max(update_ids))
     return AppendResult(
         update_ids=update_ids,
         missed=missed,

@@ -346,3 +346,57 @@ def test_question_waits_for_an_answer_that_resumes_the_agent(
     turns.run_turn(turn_id=resumed.pk)
     prompt = ModelCall.objects.get(turn=resumed).messages[-1]["content"]
     assert "Q: Which part should I start with? A: The venue" in prompt
+
+
+def test_turn_prompt_includes_what_is_remembered_about_the_people_involved(
+    workspace: Workspace, bob: User, task: Task, mira: Agent
+) -> None:
+    from agents.memory.models import MemoryItem
+
+    item = MemoryItem.objects.create(owner=bob, text="Bob prefers numbered lists")
+    _post(workspace, bob, task, "@Mira make a list of venues")
+    turn = Turn.objects.get()
+
+    turns.run_turn(turn_id=turn.pk)
+
+    turn.refresh_from_db()
+    assert turn.context["memory_item_ids"] == [item.pk]
+    assert "Bob prefers numbered lists" in ModelCall.objects.get(turn=turn).messages[-1]["content"]
+
+
+def test_document_edits_schedule_an_idle_check_for_watching_agents_only(
+    task: Task,
+    make_agent: Callable[..., Agent],
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    scheduled: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(
+        jobs.document_idle_job, "apply_async", lambda args, countdown: scheduled.append(args)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        services.document_edited(task_id=task.pk, update_id=7)
+    assert scheduled == []
+
+    make_agent("Tidy", on_idle_document=True).tasks.add(task)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.document_edited(task_id=task.pk, update_id=8)
+    assert scheduled == [(task.pk, 8)]
+
+
+def test_idle_check_starts_turns_only_after_the_last_edit_and_only_once(
+    bob: User, task: Task, make_agent: Callable[..., Agent]
+) -> None:
+    from collab.tasks.models import DocumentUpdate
+
+    tidy = make_agent("Tidy", on_idle_document=True)
+    tidy.tasks.add(task)
+    older = DocumentUpdate.objects.create(document=task.document, data=b"", author=bob)
+    newest = DocumentUpdate.objects.create(document=task.document, data=b"", author=bob)
+
+    assert services.start_idle_turns(task_id=task.pk, update_id=older.pk) == []
+    started = services.start_idle_turns(task_id=task.pk, update_id=newest.pk)
+    again = services.start_idle_turns(task_id=task.pk, update_id=newest.pk)
+
+    assert [(t.agent, t.trigger) for t in started] == [(tidy, Trigger.IDLE)]
+    assert again == []
