@@ -49,6 +49,12 @@ SERVER_START_SECONDS = 90
 expect.set_options(timeout=WAIT_MS)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "daphne_args(*args): run own_server as daphne with these options"
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
@@ -74,9 +80,14 @@ def _free_port() -> int:
 
 
 class LiveServer:
-    """``manage.py serve`` in a subprocess on a fixed port, against the test database."""
+    """``manage.py serve`` in a subprocess on a fixed port, against the test database.
 
-    def __init__(self) -> None:
+    With ``daphne_args`` it runs ``daphne`` itself with those options instead (no embedded
+    worker), for tests of the server's own behaviour.
+    """
+
+    def __init__(self, daphne_args: tuple[str, ...] | None = None) -> None:
+        self.daphne_args = daphne_args
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = ARTIFACTS / f"server-{self.port}.log"
@@ -90,10 +101,15 @@ class LiveServer:
             COLLAB_TEST_DB_NAME=str(connection.settings_dict["NAME"]),
             PYTHONUNBUFFERED="1",
         )
-        command = [sys.executable, "manage.py", "serve", "--host", "127.0.0.1"]
+        if self.daphne_args is None:
+            command = [sys.executable, "manage.py", "serve", "--host", "127.0.0.1"]
+            command += ["--port", str(self.port)]
+        else:
+            command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]
+            command += [*self.daphne_args, "collab.asgi:application"]
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                [*command, "--port", str(self.port)],
+                command,
                 cwd=settings.BASE_DIR,
                 env=env,
                 stdout=out,
@@ -141,9 +157,11 @@ def collab_server(django_db_setup: None) -> Iterator[LiveServer]:
 
 
 @pytest.fixture
-def own_server(transactional_db: None) -> Iterator[LiveServer]:
-    """A server of this test's own, for tests that stop and restart it."""
-    server = LiveServer()
+def own_server(request: pytest.FixtureRequest, transactional_db: None) -> Iterator[LiveServer]:
+    """A server of this test's own, for tests that stop and restart it, or that mark
+    themselves ``@pytest.mark.daphne_args("--websocket_timeout", "3")``."""
+    marker = request.node.get_closest_marker("daphne_args")
+    server = LiveServer(daphne_args=tuple(marker.args) if marker else None)
     server.start()
     try:
         yield server

@@ -95,3 +95,31 @@ def test_chat_reconnects_after_a_server_restart_and_shows_what_it_missed(
     send_chat(page, "and live again")
     expect(chat_messages(page).last).to_contain_text("and live again")
     expect(chat_messages(page)).to_have_count(2)
+
+
+@pytest.mark.daphne_args("--websocket_timeout", "3")
+def test_chat_comes_back_after_the_server_ends_the_socket_normally(
+    own_server: LiveServer, page: Page
+) -> None:
+    # Daphne ends every socket after --websocket_timeout (a day by default) with code 1000,
+    # which the htmx extension alone does not retry.
+    sign_up(page, "alice")
+    create_workspace(page, "Acme")
+    create_task(page, "Plan the offsite")
+    expect_chat_live(page)
+    page.evaluate(
+        """() => {
+          window.chatOpens = 0;
+          window.chatCloses = [];
+          const on = (name, f) => document.addEventListener(name, f);
+          on('htmx:wsOpen', () => window.chatOpens++);
+          on('htmx:wsClose', (e) => window.chatCloses.push(e.detail.event.code));
+        }"""
+    )
+
+    page.wait_for_function("window.chatOpens >= 1", timeout=60_000)
+
+    assert 1000 in page.evaluate("window.chatCloses")
+    expect_chat_live(page)
+    send_chat(page, "still here")
+    expect(chat_messages(page).last).to_contain_text("still here")
