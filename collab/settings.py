@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "collab.audit",
     "agents.memory",
     "agents",
+    "agents.evaluation",
 ]
 
 MIDDLEWARE = [

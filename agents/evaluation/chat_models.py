@@ -1,0 +1,37 @@
+"""Chat models for the harness (real signals, the LLM user): built by agents/llm.py from a
+model profile when the agents app is installed; "fake" gives langchain-core's fake chat model
+with canned structured answers (tests and dry runs)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+FAKE_ANSWERS = (
+    json.dumps({"slots": []}),
+    json.dumps({"ambiguity": 0.5, "reason": "fake", "unclear_slots": [], "question": ""}),
+    json.dumps({"interpretations": [{"summary": "fake reading", "values": []}]}),
+)
+
+
+def fake_chat_model() -> FakeListChatModel:
+    """Cycles through an extraction, a rating and interpretations (the order ModelSignals asks)."""
+    return FakeListChatModel(responses=list(FAKE_ANSWERS))
+
+
+def chat_model_for_profile(name: str) -> tuple[Any, float]:
+    """(chat model, price per 1000 tokens) for a model profile name."""
+    if name in ("", "fake"):
+        return fake_chat_model(), 0.0
+    try:
+        from agents.llm import build_chat_model
+        from agents.models import ModelProfile
+    except ImportError as exc:
+        raise LookupError(f"model profile {name!r}: the agents app is not installed") from exc
+    profile = ModelProfile.objects.filter(name=name).first()
+    if profile is None:
+        raise LookupError(f"no model profile named {name!r}")
+    price = float(getattr(profile, "price_per_1k_tokens", 0.0) or 0.0)
+    return build_chat_model(profile), price

@@ -1,0 +1,59 @@
+"""What one played episode produced: the record the metrics are computed from."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class EpisodeResult:
+    policy: str
+    seed: int
+    memory: bool
+    episode: str
+    user: str
+    session: int
+    template: str | None
+    needs_clarification: bool
+    blockers: list[str]
+    # Asking
+    asked: bool = False  # at least one question message before the first document
+    questions: int = 0  # question messages in the episode
+    asked_slots: list[str] = field(default_factory=list)  # every slot targeted, in order
+    asked_before_first: list[str] = field(default_factory=list)  # targeted before 1st document
+    redundant: int = 0
+    irrelevant: int = 0
+    # Outcome
+    success: bool = False
+    gave_up: bool = False
+    agent_turns: int = 0
+    first_action: str = ""
+    silent_wrong: int = 0  # wrong slot values in the first document that were not stated
+    wrong_first: int = 0  # wrong slot values in the first document, stated or not
+    # Effort
+    user_words: int = 0  # words the person typed after the opening request
+    user_messages: int = 0
+    corrections: int = 0
+    enforcements: int = 0
+    # Suggestions
+    suggestions: int = 0
+    suggestions_accepted: int = 0
+    # Preferences: id -> satisfied by the first document of the episode
+    first_attempt: dict[str, bool] = field(default_factory=dict)
+    changed_prefs: list[str] = field(default_factory=list)  # preferences changed this session
+    # Leakage: memory items of other people used, documents carrying another person's mark
+    leaked_items: int = 0
+    leaked_documents: int = 0
+    # Cost
+    model_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EpisodeResult:
+        return cls(**data)
