@@ -148,8 +148,10 @@ class _Streamer:
     row once the turn is no longer running).
     """
 
-    def __init__(self, turn: Turn, model: Any, messages: list[Any]) -> None:
+    def __init__(self, turn: Turn, model: Any, messages: list[Any], *, max_tokens: int) -> None:
         self.turn = turn
+        # Output budget: the profile's max tokens, with slack for providers that count otherwise.
+        self.max_chars = max_tokens * 4 * 2
         self.queue: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.stop = threading.Event()
         self.text = ""
@@ -186,6 +188,8 @@ class _Streamer:
                     raise item
                 if kind == "piece":
                     self.text += item.text
+                    if len(self.text) > self.max_chars:
+                        raise TurnBudgetExceeded("The model's answer went over its token budget.")
                     self.tokens_in = item.tokens_in or self.tokens_in
                     self.tokens_out = item.tokens_out or self.tokens_out
                     if not self._shown and streamed_text(self._partial()):
@@ -259,7 +263,7 @@ def _decide(turn: Turn, profile: ModelProfile) -> None:
     streamer: _Streamer | None = None
     try:
         model = llm.build_chat_model(profile)
-        streamer = _Streamer(turn, model, messages)
+        streamer = _Streamer(turn, model, messages, max_tokens=profile.max_tokens)
         text = streamer.run()
         call.response = text
         decision = llm.parse_decision(profile, text)

@@ -163,6 +163,7 @@ def run(args: argparse.Namespace) -> None:
 
         tasks = [create_task(membership=member, title=f"Burst {n}") for n in range(args.burst)]
         first_id = Turn.objects.order_by("-id").values_list("id", flat=True).first() or 0
+        cpu_before = _cpu_seconds(worker.pid)
         for on in tasks:
             post(on, "@Quick go")
         deadline = time.monotonic() + 600
@@ -179,6 +180,11 @@ def run(args: argparse.Namespace) -> None:
             f"{'turns per second, one worker process':<46} {args.burst / seconds:7.1f} "
             f"({args.burst} turns in {seconds:.2f} s)"
         )
+        cpu = _cpu_seconds(worker.pid) - cpu_before
+        print(
+            f"{'worker CPU per turn (user + system)':<46} {cpu / args.burst * 1000:7.1f} ms "
+            f"-> at most {args.burst / cpu:.0f} turns per CPU-second"
+        )
     finally:
         for process in (worker, server):
             process.terminate()
@@ -186,6 +192,12 @@ def run(args: argparse.Namespace) -> None:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _first_stream(client: Any) -> dict[str, Any]:

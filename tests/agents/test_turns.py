@@ -19,6 +19,7 @@ from agents.models import (
     Agent,
     AgentNote,
     ModelCall,
+    ModelProfile,
     Question,
     Suggestion,
     Trigger,
@@ -400,3 +401,61 @@ def test_idle_check_starts_turns_only_after_the_last_edit_and_only_once(
 
     assert [(t.agent, t.trigger) for t in started] == [(tidy, Trigger.IDLE)]
     assert again == []
+
+
+def test_agent_that_may_edit_changes_the_document_as_an_attributed_minimal_diff(
+    task: Task, make_agent: Callable[..., Agent]
+) -> None:
+    import json
+
+    from agents.models import AgentMode
+    from collab.tasks import documents
+    from collab.tasks.models import Document, DocumentUpdate
+
+    llm.register_fake_behaviour(
+        "fix-venue",
+        lambda messages: json.dumps(
+            {"actions": [{"kind": "edit", "text": "", "find": "Lyon 🌧", "replace": "京都 ☀️"}]}
+        ),
+    )
+    agent = make_agent("Editor", behaviour="fix-venue", mode=AgentMode.MAY_EDIT)
+    documents.apply_text_edit(task=task, new_text="Venue: Lyon 🌧, May 3.\n", author_label="bob")
+    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+
+    turns.run_turn(turn_id=turn.pk)
+
+    assert documents.read_document(task=task).text == "Venue: 京都 ☀️, May 3.\n"
+    assert Document.objects.get(task=task).text == "Venue: 京都 ☀️, May 3.\n"
+    action = Action.objects.get(turn=turn)
+    assert action.result["edited_directly"] is True
+    assert not Suggestion.objects.exists()
+    update = DocumentUpdate.objects.get(pk=action.result["update_id"])
+    assert update.author_label == f"Editor (agent, turn {turn.pk})"
+
+
+def test_policy_that_asks_sends_its_question_without_calling_the_model(
+    task: Task, mira: Agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def asks(policy_name: str, context: dict[str, Any]) -> dict[str, Any]:
+        return {"policy": policy_name, "decision": "ask", "question": "Which dates work?"}
+
+    monkeypatch.setattr(turns, "policy_decision", asks)
+    turn = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+
+    assert turns.run_turn(turn_id=turn.pk) == TurnStatus.WAITING
+
+    assert Question.objects.get().text == "Which dates work?"
+    assert not ModelCall.objects.filter(turn=turn).exists()
+    assert Turn.objects.get(pk=turn.pk).policy_decision["decision"] == "ask"
+
+
+def test_answer_over_the_token_budget_fails_the_turn(
+    task: Task, make_agent: Callable[..., Agent]
+) -> None:
+    llm.register_fake_behaviour("ramble", lambda messages: "word " * 2000)
+    agent = make_agent("Rambler", behaviour="ramble")
+    ModelProfile.objects.filter(agents=agent).update(max_tokens=16)
+    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+
+    assert turns.run_turn(turn_id=turn.pk) == "failed"
+    assert "token budget" in Turn.objects.get(pk=turn.pk).error
