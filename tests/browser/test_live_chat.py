@@ -123,3 +123,34 @@ def test_chat_comes_back_after_the_server_ends_the_socket_normally(
     expect_chat_live(page)
     send_chat(page, "still here")
     expect(chat_messages(page).last).to_contain_text("still here")
+
+
+def test_removed_member_sees_their_chat_disconnected_at_once(
+    new_context: Callable[[], BrowserContext],
+) -> None:
+    alice, bob = alice_and_bob_on_one_task(new_context)
+
+    alice.get_by_role("link", name="Acme").click()
+    alice.get_by_role("link", name="Members").click()
+    alice.locator("tr[data-member='bob']").get_by_role("button", name="Remove").click()
+
+    expect(bob.locator("#chat-connection")).to_have_text("no longer a member")
+    expect(bob.locator("#chat-connection")).to_have_attribute("data-state", "closed")
+
+
+def test_real_server_closes_a_socket_that_sends_a_bad_frame_with_4400(page: Page) -> None:
+    sign_up(page, "alice")
+    create_workspace(page, "Acme")
+    task_id = task_id_of(create_task(page, "Plan the offsite"))
+    expect_chat_live(page)
+
+    close = page.evaluate(
+        """(taskId) => new Promise((resolve) => {
+          const ws = new WebSocket(`ws://${location.host}/ws/tasks/${taskId}/chat?format=json`);
+          ws.onopen = () => ws.send("this is not json");
+          ws.onclose = (event) => resolve(event.code);
+        })""",
+        task_id,
+    )
+
+    assert close == 4400  # Daphne does not pass the reason on; the server log has it
