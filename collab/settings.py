@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "collab.tasks",
     "collab.realtime",
     "collab.audit",
+    "collab.review",
     "agents.memory",
     "agents",
     "agents.evaluation",

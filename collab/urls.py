@@ -20,6 +20,7 @@ urlpatterns = [
     path("", include("collab.audit.urls")),
     path("memory/", include("agents.memory.urls")),
     path("", include("agents.urls")),
+    path("review/", include("collab.review.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

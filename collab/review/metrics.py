@@ -1,0 +1,233 @@
+"""Process metrics of tasks and workspaces (definitions in docs/review.md).
+
+Every figure comes from a fixed number of grouped queries, whatever the number of tasks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from statistics import median
+
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Exists, OuterRef, QuerySet
+
+from agents.models import Action, Question, Suggestion, Trigger, Turn, TurnStatus
+from collab.tasks.models import DocumentVersion, Message, Task, TaskStatus
+
+# Turns an agent took without anyone asking it: it noticed a message or an idle document.
+SELF_INITIATED_TRIGGERS = (Trigger.MESSAGE, Trigger.IDLE)
+STOPPED_PREFIX = "Stopped by "
+
+
+@dataclass(frozen=True)
+class Share:
+    key: str  # "person:<id or name>" or "agent:<id>"
+    label: str
+    kind: str  # "person" or "agent"
+    count: int
+    share: float
+
+
+@dataclass
+class Metrics:
+    """Process metrics of one task, or of a set of tasks added up."""
+
+    initiative: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    questions_asked: int = 0
+    questions_answered: int = 0
+    suggestions: Counter[str] = field(default_factory=Counter)
+    stops: int = 0
+    time_to_done: timedelta | None = None
+
+    @property
+    def shares(self) -> list[Share]:
+        total = sum(self.initiative.values())
+        return [
+            Share(key=key, label=label, kind=kind, count=count, share=count / total)
+            for (key, label, kind), count in sorted(
+                self.initiative.items(), key=lambda item: (-item[1], item[0][1])
+            )
+            if total
+        ]
+
+    @property
+    def entropy(self) -> float:
+        return initiative_entropy(self.initiative.values())
+
+    @property
+    def normalized_entropy(self) -> float | None:
+        participants = sum(1 for count in self.initiative.values() if count > 0)
+        if participants < 2:
+            return None
+        return self.entropy / math.log2(participants)
+
+    @property
+    def suggestions_accepted(self) -> int:
+        return self.suggestions[Suggestion.Status.ACCEPTED]
+
+    @property
+    def suggestions_edited(self) -> int:
+        return self.suggestions[Suggestion.Status.EDITED]
+
+    @property
+    def suggestions_rejected(self) -> int:
+        return self.suggestions[Suggestion.Status.REJECTED]
+
+    @property
+    def suggestions_total(self) -> int:
+        return sum(self.suggestions.values())
+
+    def add(self, other: Metrics) -> None:
+        self.initiative.update(other.initiative)
+        self.questions_asked += other.questions_asked
+        self.questions_answered += other.questions_answered
+        self.suggestions.update(other.suggestions)
+        self.stops += other.stops
+
+
+def initiative_entropy(counts: Iterable[int]) -> float:
+    """Shannon entropy in bits of the initiative distribution: 0 when one participant takes
+    every initiative, log2(n) when n participants take equal shares."""
+    values = [count for count in counts if count > 0]
+    total = sum(values)
+    if total == 0:
+        return 0.0
+    return -sum((c / total) * math.log2(c / total) for c in values) + 0.0
+
+
+@dataclass
+class WorkspaceMetrics:
+    tasks: list[tuple[Task, Metrics]]
+    total: Metrics
+    median_time_to_done: timedelta | None
+
+
+def _person_key(user_id: int | None, label: str) -> tuple[str, str, str]:
+    return (f"person:{user_id if user_id is not None else label}", label, "person")
+
+
+def compute_metrics(tasks: QuerySet[Task]) -> dict[int, Metrics]:
+    """Metrics of each task in ``tasks``, keyed by task id (seven queries in all)."""
+    task_list = list(tasks.only("id", "status", "created_at", "updated_at", "workspace_id"))
+    task_ids = [task.pk for task in task_list]
+    result: dict[int, Metrics] = {task.pk: Metrics() for task in task_list}
+    if not task_ids:
+        return result
+    users = get_user_model()
+    usernames: dict[int, str] = {}
+
+    # 1. people's messages
+    rows = (
+        Message.objects.filter(task_id__in=task_ids, kind=Message.Kind.HUMAN)
+        .values("task_id", "author_id", "author_name")
+        .annotate(n=Count("id"))
+    )
+    for row in rows:
+        key = _person_key(row["author_id"], row["author_name"])
+        result[row["task_id"]].initiative[key] += row["n"]
+        if row["author_id"] is not None:
+            usernames.setdefault(row["author_id"], row["author_name"])
+
+    # 2. people's editing sessions (each document version credits each person who changed it)
+    version_rows = DocumentVersion.objects.filter(
+        document__task_id__in=task_ids,
+        kind__in=[DocumentVersion.Kind.EDITS, DocumentVersion.Kind.BEFORE_DELETION],
+    ).values_list("document__task_id", "authors")
+    authored: dict[int, Counter[str]] = defaultdict(Counter)
+    for task_id, authors in version_rows:
+        for label in authors or []:
+            if isinstance(label, str) and "(agent" not in label:
+                authored[task_id][label] += 1
+    # 3. the people behind the labels
+    labels = {label for counter in authored.values() for label in counter}
+    by_name = dict(users.objects.filter(username__in=labels).values_list("username", "id"))
+    for task_id, counter in authored.items():
+        for label, n in counter.items():
+            result[task_id].initiative[_person_key(by_name.get(label), label)] += n
+
+    # 4. turns: agents' own initiative, people's "Ask" presses, and stops
+    acted = Action.objects.filter(turn=OuterRef("pk"), status=Action.Status.APPLIED)
+    turn_rows = (
+        Turn.objects.filter(task_id__in=task_ids)
+        .annotate(acted=Exists(acted))
+        .values(
+            "task_id",
+            "agent_id",
+            "agent__name",
+            "trigger",
+            "status",
+            "acted",
+            "requested_by_id",
+            "requested_by__username",
+            "error",
+        )
+    )
+    for row in turn_rows:
+        metrics = result[row["task_id"]]
+        if row["trigger"] in SELF_INITIATED_TRIGGERS and row["acted"]:
+            agent_key = (f"agent:{row['agent_id']}", row["agent__name"], "agent")
+            metrics.initiative[agent_key] += 1
+        if row["trigger"] == Trigger.ASK and row["requested_by_id"] is not None:
+            key = _person_key(row["requested_by_id"], row["requested_by__username"])
+            metrics.initiative[key] += 1
+        if row["status"] == TurnStatus.CANCELLED and row["error"].startswith(STOPPED_PREFIX):
+            metrics.stops += 1
+
+    # 5. questions
+    for row in (
+        Question.objects.filter(task_id__in=task_ids)
+        .values("task_id", "status")
+        .annotate(n=Count("id"))
+    ):
+        result[row["task_id"]].questions_asked += row["n"]
+        if row["status"] == Question.Status.ANSWERED:
+            result[row["task_id"]].questions_answered += row["n"]
+
+    # 6. suggestions and their fate
+    for row in (
+        Suggestion.objects.filter(task_id__in=task_ids)
+        .values("task_id", "status")
+        .annotate(n=Count("id"))
+    ):
+        result[row["task_id"]].suggestions[row["status"]] += row["n"]
+
+    # 7. (no query) time to done
+    for task in task_list:
+        if task.status == TaskStatus.DONE:
+            result[task.pk].time_to_done = task.updated_at - task.created_at
+    _relabel(result, usernames)
+    return result
+
+
+def _relabel(result: Mapping[int, Metrics], usernames: Mapping[int, str]) -> None:
+    """Messages carry display names; show one label per person."""
+    for metrics in result.values():
+        merged: Counter[tuple[str, str, str]] = Counter()
+        for (key, label, kind), n in metrics.initiative.items():
+            if kind == "person" and key.startswith("person:") and key[7:].isdigit():
+                label = usernames.get(int(key[7:]), label)
+            merged[(key, label, kind)] += n
+        # the same person may appear under two labels: keep the first label seen per key
+        first: dict[str, tuple[str, str, str]] = {}
+        combined: Counter[tuple[str, str, str]] = Counter()
+        for item, n in merged.items():
+            combined[first.setdefault(item[0], item)] += n
+        metrics.initiative = combined
+
+
+def workspace_metrics(tasks: QuerySet[Task]) -> WorkspaceMetrics:
+    per_task = compute_metrics(tasks)
+    ordered = list(tasks.order_by("-updated_at", "-id"))
+    total = Metrics()
+    for metrics in per_task.values():
+        total.add(metrics)
+    durations = [m.time_to_done for m in per_task.values() if m.time_to_done is not None]
+    return WorkspaceMetrics(
+        tasks=[(task, per_task[task.pk]) for task in ordered if task.pk in per_task],
+        total=total,
+        median_time_to_done=median(durations) if durations else None,
+    )

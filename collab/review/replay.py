@@ -1,0 +1,152 @@
+"""A task's timeline: everything that happened on it, in order, with the document text as it
+stood after each event (the replay page's scrubber reads ``document_at``)."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.models import User
+
+from agents.memory.models import MemoryHistory, Scope
+from agents.models import Question, Suggestion, Turn
+from collab.tasks.models import DocumentVersion, Message, Task
+
+MAX_EVENTS = 5000
+
+
+@dataclass
+class TimelineEvent:
+    at: datetime
+    order: int
+    kind: str  # message, version, turn, question, answer, suggestion, decision, memory
+    actor: str
+    summary: str
+    body: str = ""
+    diff: str = ""
+    link_turn: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    version_index: int = -1  # index into Timeline.versions of the document at this point
+
+
+@dataclass
+class Timeline:
+    task: Task
+    events: list[TimelineEvent]
+    versions: list[str]  # document texts, oldest first; index -1 means the empty document
+    truncated: bool = False
+
+
+def _diff(before: str, after: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile="before",
+            tofile="after",
+            n=1,
+        )
+    )
+
+
+def build_timeline(task: Task, *, viewer: User) -> Timeline:
+    """Eight queries whatever the task's size (capped at ``MAX_EVENTS`` of each kind)."""
+    events: list[TimelineEvent] = []
+
+    def add(at: datetime | None, order: int, **kwargs: Any) -> None:
+        if at is not None:
+            events.append(TimelineEvent(at=at, order=order, **kwargs))
+
+    for message in task.messages.order_by("id")[:MAX_EVENTS]:
+        add(
+            message.created_at,
+            0,
+            kind="message",
+            actor=message.author_name,
+            summary=f"{message.get_kind_display()} message",
+            body=message.body,
+        )
+
+    versions = list(
+        DocumentVersion.objects.filter(document__task=task).order_by("id")[:MAX_EVENTS]
+    )
+    texts: list[str] = []
+    previous = ""
+    for version in versions:
+        texts.append(version.text)
+        add(
+            version.created_at,
+            1,
+            kind="version",
+            actor=", ".join(a for a in version.authors if isinstance(a, str)) or "system",
+            summary=f"Document version ({version.get_kind_display().lower()})",
+            diff=_diff(previous, version.text),
+            extra={"version_id": version.pk, "position": len(texts) - 1},
+        )
+        previous = version.text
+
+    for turn in Turn.objects.filter(task=task).select_related("agent").defer(
+        "context", "stream_text"
+    ).order_by("id")[:MAX_EVENTS]:
+        decision = turn.policy_decision if isinstance(turn.policy_decision, dict) else {}
+        add(
+            turn.created_at,
+            2,
+            kind="turn",
+            actor=turn.agent.name,
+            summary=f"Turn ({turn.get_trigger_display().lower()}) — {turn.get_status_display().lower()}",
+            body=str(decision.get("reason", "")) if decision else "",
+            link_turn=turn.pk,
+            extra={"decision": decision.get("decision", ""), "policy": turn.policy_name},
+        )
+
+    for question in Question.objects.filter(task=task).select_related(
+        "agent", "answered_by"
+    ).order_by("id")[:MAX_EVENTS]:
+        add(question.created_at, 3, kind="question", actor=question.agent.name,
+            summary="Asked a question", body=question.text, link_turn=question.turn_id)
+        who = question.answered_by.get_username() if question.answered_by else "someone"
+        add(question.answered_at, 4, kind="answer", actor=who, summary="Answered",
+            body=question.answer)
+
+    for suggestion in Suggestion.objects.filter(task=task).select_related(
+        "agent", "decided_by"
+    ).order_by("id")[:MAX_EVENTS]:
+        add(suggestion.created_at, 3, kind="suggestion", actor=suggestion.agent.name,
+            summary="Suggested a change", body=suggestion.rationale, diff=suggestion.diff,
+            link_turn=suggestion.turn_id)
+        who = suggestion.decided_by.get_username() if suggestion.decided_by else "someone"
+        add(suggestion.decided_at, 4, kind="decision", actor=who,
+            summary=f"Suggestion {suggestion.get_status_display().lower()}",
+            body=suggestion.final_text)
+
+    for change in MemoryHistory.objects.filter(item__source_task_id=task.pk).select_related(
+        "item", "item__owner", "actor"
+    ).order_by("created_at", "id")[:MAX_EVENTS]:
+        item = change.item
+        private = item.scope != Scope.TEAM and item.owner_id != viewer.pk
+        owner = item.owner.get_username()
+        add(
+            change.created_at,
+            5,
+            kind="memory",
+            actor=change.actor.get_username() if change.actor else "system",
+            summary=(
+                f"{owner}'s personal memory changed (private)"
+                if private
+                else f"Memory {change.get_action_display().lower()} ({item.get_scope_display()})"
+            ),
+            body="" if private else str(change.snapshot.get("text", item.text)),
+        )
+
+    events.sort(key=lambda e: (e.at, e.order))
+    # the document as it stood after each event: the latest version at or before it
+    position = -1
+    for event in events:
+        if event.kind == "version":
+            position = int(event.extra["position"])
+        event.version_index = position
+    truncated = len(events) >= MAX_EVENTS
+    return Timeline(task=task, events=events, versions=texts, truncated=truncated)

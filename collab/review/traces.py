@@ -1,0 +1,241 @@
+"""Reads for the turn traces: lists of model calls and turns with filters, and one turn's whole
+trace. Every list is one query (joins and EXISTS sub-selects, never a query per row) and pages by
+keyset on the primary key, so page 10,000 costs what page 1 costs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from typing import Any
+
+from django.db import connection
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Substr
+from django.http import Http404
+from django.utils import timezone
+
+from agents.models import Action, Agent, ModelCall, Question, Suggestion, Turn, TurnStatus
+from collab.review.selectors import ReviewScope
+
+PAGE_SIZE = 50
+DECIDED_SUGGESTIONS = (
+    Suggestion.Status.ACCEPTED,
+    Suggestion.Status.EDITED,
+    Suggestion.Status.REJECTED,
+)
+
+
+@dataclass(frozen=True)
+class TraceFilter:
+    workspace: int | None = None
+    task: int | None = None
+    agent: int | None = None
+    model: str = ""
+    status: str = ""
+    decision: str = ""
+    policy: str = ""
+    since: date | None = None
+    until: date | None = None
+    has_feedback: bool | None = None
+    has_error: bool | None = None
+    q: str = ""
+
+
+@dataclass
+class TracePage:
+    rows: list[Any]
+    next_before: int | None
+    filters: TraceFilter = field(default_factory=TraceFilter)
+
+
+def _day_start(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
+
+
+def _search_sql(q: str, *, column: str) -> RawSQL:
+    """Ids (``column``: ``id`` or ``turn_id``) of the model calls whose prompt or response
+    matches ``q``: full-text on Postgres (GIN-indexed, see agents migration), LIKE elsewhere."""
+    table = ModelCall._meta.db_table
+    if connection.vendor == "postgresql":
+        sql = (
+            f"SELECT {column} FROM {table} WHERE to_tsvector('simple'::regconfig, "  # noqa: S608
+            "coalesce(response, '') || ' ' || messages::text) "
+            "@@ plainto_tsquery('simple'::regconfig, %s)"
+        )
+        return RawSQL(sql, [q])
+    escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    pattern = f"%{escaped}%"
+    sql = (
+        f"SELECT {column} FROM {table} WHERE response LIKE %s ESCAPE '\\' "  # noqa: S608
+        "OR messages LIKE %s ESCAPE '\\'"
+    )
+    return RawSQL(sql, [pattern, pattern])
+
+
+def _feedback_exists(turn_ref: str) -> Q:
+    suggestions = Suggestion.objects.filter(turn=OuterRef(turn_ref), status__in=DECIDED_SUGGESTIONS)
+    answers = Question.objects.filter(turn=OuterRef(turn_ref), status=Question.Status.ANSWERED)
+    return Q(Exists(suggestions)) | Q(Exists(answers))
+
+
+def _turn_filters(filters: TraceFilter, *, prefix: str) -> Q:
+    """Conditions on the turn (``prefix`` is ``"turn__"`` from a model call, ``""`` on turns)."""
+    q = Q()
+    if filters.task is not None:
+        q &= Q(**{f"{prefix}task_id": filters.task})
+    if filters.status:
+        q &= Q(**{f"{prefix}status": filters.status})
+    if filters.decision:
+        q &= Q(**{f"{prefix}policy_decision__decision": filters.decision})
+    if filters.policy:
+        q &= Q(**{f"{prefix}policy_name": filters.policy})
+    return q
+
+
+def _date_filters(filters: TraceFilter) -> Q:
+    q = Q()
+    if filters.since is not None:
+        q &= Q(created_at__gte=_day_start(filters.since))
+    if filters.until is not None:
+        q &= Q(created_at__lt=_day_start(filters.until + timedelta(days=1)))
+    return q
+
+
+def list_model_calls(
+    *, scope: ReviewScope, filters: TraceFilter, before: int | None = None, limit: int = PAGE_SIZE
+) -> TracePage:
+    """A page of model calls, newest first, in one query."""
+    workspace_id = scope.workspace_id or filters.workspace
+    calls: QuerySet[ModelCall] = ModelCall.objects.select_related(
+        "agent", "turn", "turn__task", "turn__task__workspace"
+    ).only(
+        "id",
+        "created_at",
+        "provider",
+        "model",
+        "purpose",
+        "tokens_in",
+        "tokens_out",
+        "latency_ms",
+        "cost",
+        "error",
+        "agent__id",
+        "agent__name",
+        "turn__id",
+        "turn__status",
+        "turn__policy_name",
+        "turn__policy_decision",
+        "turn__task__id",
+        "turn__task__title",
+        "turn__task__workspace__id",
+        "turn__task__workspace__name",
+    )
+    if workspace_id is not None:
+        calls = calls.filter(agent__workspace_id=workspace_id)
+    if filters.agent is not None:
+        calls = calls.filter(agent_id=filters.agent)
+    if filters.model:
+        calls = calls.filter(model=filters.model)
+    calls = calls.filter(_turn_filters(filters, prefix="turn__") & _date_filters(filters))
+    if filters.has_error is True:
+        calls = calls.filter(~Q(error="") | Q(turn__status=TurnStatus.FAILED))
+    elif filters.has_error is False:
+        calls = calls.filter(error="").exclude(turn__status=TurnStatus.FAILED)
+    feedback = _feedback_exists("turn_id")
+    if filters.has_feedback is True:
+        calls = calls.filter(feedback)
+    elif filters.has_feedback is False:
+        calls = calls.exclude(feedback)
+    if filters.q:
+        calls = calls.filter(id__in=_search_sql(filters.q, column="id"))
+    if before is not None:
+        calls = calls.filter(id__lt=before)
+    calls = calls.annotate(response_preview=Substr("response", 1, 140))
+    rows = list(calls.order_by("-id")[: limit + 1])
+    next_before = rows[limit - 1].pk if len(rows) > limit else None
+    return TracePage(rows=rows[:limit], next_before=next_before, filters=filters)
+
+
+def list_turns(
+    *, scope: ReviewScope, filters: TraceFilter, before: int | None = None, limit: int = PAGE_SIZE
+) -> TracePage:
+    """A page of turns, newest first, in one query (totals are stored on the turn)."""
+    workspace_id = scope.workspace_id or filters.workspace
+    turns: QuerySet[Turn] = Turn.objects.select_related("agent", "task", "task__workspace").defer(
+        "context", "stream_text", "inputs", "decision", "task__goal", "agent__instructions"
+    )
+    if workspace_id is not None:
+        turns = turns.filter(task__workspace_id=workspace_id)
+    if filters.agent is not None:
+        turns = turns.filter(agent_id=filters.agent)
+    if filters.model:
+        turns = turns.filter(model=filters.model)
+    turns = turns.filter(_turn_filters(filters, prefix="") & _date_filters(filters))
+    if filters.has_error is True:
+        turns = turns.filter(
+            Q(status=TurnStatus.FAILED)
+            | Exists(ModelCall.objects.filter(turn=OuterRef("pk")).exclude(error=""))
+        )
+    elif filters.has_error is False:
+        turns = turns.exclude(status=TurnStatus.FAILED).exclude(
+            Exists(ModelCall.objects.filter(turn=OuterRef("pk")).exclude(error=""))
+        )
+    feedback = _feedback_exists("pk")
+    if filters.has_feedback is True:
+        turns = turns.filter(feedback)
+    elif filters.has_feedback is False:
+        turns = turns.exclude(feedback)
+    if filters.q:
+        turns = turns.filter(id__in=_search_sql(filters.q, column="turn_id"))
+    if before is not None:
+        turns = turns.filter(id__lt=before)
+    turns = turns.annotate(
+        decided_suggestions=Exists(
+            Suggestion.objects.filter(turn=OuterRef("pk"), status__in=DECIDED_SUGGESTIONS)
+        ),
+        answered_questions=Exists(
+            Question.objects.filter(turn=OuterRef("pk"), status=Question.Status.ANSWERED)
+        ),
+    )
+    rows = list(turns.order_by("-id")[: limit + 1])
+    next_before = rows[limit - 1].pk if len(rows) > limit else None
+    return TracePage(rows=rows[:limit], next_before=next_before, filters=filters)
+
+
+def filter_choices(scope: ReviewScope) -> dict[str, list[Any]]:
+    """Values for the filter form's selects (small tables only; never a scan of model calls)."""
+    agents = Agent.objects.select_related("workspace").order_by("workspace__name", "name")
+    if scope.workspace is not None:
+        agents = agents.filter(workspace=scope.workspace)
+    return {"agents": list(agents)}
+
+
+@dataclass(frozen=True)
+class TurnTrace:
+    turn: Turn
+    calls: list[ModelCall]
+    actions: list[Action]
+    suggestions: list[Suggestion]
+    questions: list[Question]
+    memory_ids: list[int]
+
+
+def get_turn_trace(*, scope: ReviewScope, turn_id: int) -> TurnTrace:
+    turns = Turn.objects.select_related("agent", "agent__model_profile", "task__workspace", "requested_by")
+    if scope.workspace is not None:
+        turns = turns.filter(task__workspace=scope.workspace)
+    turn = turns.filter(pk=turn_id).first()
+    if turn is None:
+        raise Http404("No such turn.")
+    context = turn.context if isinstance(turn.context, dict) else {}
+    memory_ids = [int(i) for i in context.get("memory_item_ids", []) if str(i).isdigit()]
+    return TurnTrace(
+        turn=turn,
+        calls=list(turn.model_calls.order_by("id")),
+        actions=list(turn.actions.order_by("index")),
+        suggestions=list(turn.suggestions.select_related("decided_by").order_by("id")),
+        questions=list(turn.questions.select_related("answered_by").order_by("id")),
+        memory_ids=memory_ids,
+    )

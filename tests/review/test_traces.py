@@ -1,0 +1,160 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from collab.review.selectors import ReviewScope
+from collab.review.traces import TraceFilter, list_model_calls, list_turns
+from tests import factories
+from tests.review.conftest import (
+    make_action,
+    make_agent,
+    make_call,
+    make_question,
+    make_suggestion,
+    make_turn,
+)
+
+pytestmark = pytest.mark.django_db
+ALL = ReviewScope(workspace=None)
+
+
+def ids(page):
+    return [row.pk for row in page.rows]
+
+
+def test_calls_are_listed_newest_first_with_tokens_latency_and_cost(as_user, agent, task, alice):
+    turn = make_turn(agent, task)
+    first = make_call(turn, tokens_in=111, tokens_out=22, cost="0.123400")
+    second = make_call(turn)
+
+    response = as_user(alice).get(reverse("review:workspace_traces", args=[task.workspace_id]))
+
+    html = response.content.decode()
+    assert ids(response.context["page"]) == [second.pk, first.pk]
+    assert "111 / 22" in html and "0.123400" in html and "42 ms" in html
+
+
+def test_the_trace_list_does_not_query_per_row(as_user, agent, task, staff, alice,
+                                               django_assert_max_num_queries):
+    for _ in range(30):
+        turn = make_turn(agent, task)
+        make_call(turn)
+        make_suggestion(turn, status="accepted", decided_by=alice)
+    url = reverse("review:site_traces")
+    client = as_user(staff)
+
+    # session, user, the agents for the filter form, the page itself
+    with django_assert_max_num_queries(4):
+        calls = client.get(url, {"has_feedback": "yes", "q": "offsite"})
+    with django_assert_max_num_queries(4):
+        turns = client.get(url, {"view": "turns", "has_feedback": "yes"})
+
+    assert len(calls.context["page"].rows) == 30
+    assert len(turns.context["page"].rows) == 30
+
+
+def test_keyset_pages_follow_on_without_gaps_or_repeats(agent, task):
+    turn = make_turn(agent, task)
+    made = [make_call(turn).pk for _ in range(7)]
+
+    first = list_model_calls(scope=ALL, filters=TraceFilter(), limit=3)
+    second = list_model_calls(scope=ALL, filters=TraceFilter(), before=first.next_before, limit=3)
+    third = list_model_calls(scope=ALL, filters=TraceFilter(), before=second.next_before, limit=3)
+
+    assert ids(first) + ids(second) + ids(third) == sorted(made, reverse=True)
+    assert third.next_before is None
+
+
+def test_an_owner_sees_only_the_calls_of_their_workspace(as_user, agent, task, alice, other_workspace):
+    mine = make_call(make_turn(agent, task))
+    other_agent = make_agent(other_workspace, "Spy")
+    make_call(make_turn(other_agent, factories.make_task(other_workspace)))
+
+    response = as_user(alice).get(
+        reverse("review:workspace_traces", args=[task.workspace_id]),
+        {"workspace": other_workspace.pk},
+    )
+
+    assert ids(response.context["page"]) == [mine.pk]
+
+
+def test_filters_narrow_the_calls(agent, task, bob, alice):
+    other_task = factories.make_task(task.workspace, title="Other")
+    helper = make_agent(task.workspace, "Helper")
+    old = timezone.now() - timedelta(days=10)
+    plain = make_call(make_turn(agent, task))
+    failed = make_call(make_turn(agent, task, status="failed", error="boom"), error="Timeout")
+    asked = make_call(make_turn(helper, other_task, decision="ask"), model="big")
+    ancient = make_call(make_turn(agent, task, at=old), at=old)
+    fed_back = make_turn(agent, task)
+    make_question(fed_back, answered_by=bob)
+    with_feedback = make_call(fed_back, prompt="Where do we meet in Lisbon?")
+
+    def only(**kwargs):
+        return ids(list_model_calls(scope=ALL, filters=TraceFilter(**kwargs)))
+
+    assert only(agent=helper.pk) == [asked.pk]
+    assert only(task=other_task.pk) == [asked.pk]
+    assert only(model="big") == [asked.pk]
+    assert only(status="failed") == [failed.pk]
+    assert only(decision="ask") == [asked.pk]
+    assert only(policy="ask_once", model="big") == [asked.pk]
+    assert only(has_error=True) == [failed.pk]
+    assert failed.pk not in only(has_error=False)
+    assert only(has_feedback=True) == [with_feedback.pk]
+    assert only(until=(old + timedelta(days=1)).date()) == [ancient.pk]
+    assert ancient.pk not in only(since=timezone.now().date())
+    assert only(q="lisbon") == [with_feedback.pk]
+    assert plain.pk in only()
+
+
+def test_search_reads_responses_too(agent, task):
+    make_call(make_turn(agent, task))
+    hit = make_call(make_turn(agent, task), response='{"reply": "The venue is a castle"}')
+
+    assert ids(list_model_calls(scope=ALL, filters=TraceFilter(q="castle"))) == [hit.pk]
+
+
+def test_turns_view_lists_turns_with_their_feedback(as_user, agent, task, staff, alice):
+    quiet = make_turn(agent, task)
+    judged = make_turn(agent, task)
+    make_suggestion(judged, status="rejected", decided_by=alice)
+
+    page = list_turns(scope=ALL, filters=TraceFilter(has_feedback=True))
+    response = as_user(staff).get(reverse("review:site_traces"), {"view": "turns"})
+
+    assert ids(page) == [judged.pk]
+    assert {row.pk for row in response.context["page"].rows} == {quiet.pk, judged.pk}
+
+
+def test_bad_filters_answer_400(as_user, staff):
+    response = as_user(staff).get(reverse("review:site_traces"), {"since": "yesterday"})
+
+    assert response.status_code == 400
+    assert "since" in response.context["form"].errors
+
+
+def test_turn_detail_shows_the_whole_trace(as_user, agent, task, alice, bob):
+    turn = make_turn(agent, task, requested_by=bob, context={"memory": ["(team preference) Short"], "memory_item_ids": [7]})
+    make_call(turn, prompt="Plan <b>the</b> offsite", response='{"reply": "Sure"}')
+    make_action(turn)
+    make_suggestion(turn, status="edited", decided_by=alice)
+    make_question(turn, answered_by=bob)
+
+    html = as_user(alice).get(reverse("review:turn", args=[turn.pk])).content.decode()
+
+    assert "Plan &lt;b&gt;the&lt;/b&gt; offsite" in html  # prompts are escaped
+    assert "{&quot;reply&quot;: &quot;Sure&quot;}" in html
+    assert "because act" in html and "scores" in html
+    assert "Edited, then accepted" in html and "Lisbon" in html
+    assert "Memory items used: 7" in html
+
+
+def test_a_turn_of_another_workspace_is_hidden_from_an_owner(as_user, alice, other_workspace):
+    turn = make_turn(make_agent(other_workspace, "Spy"), factories.make_task(other_workspace))
+
+    assert as_user(alice).get(reverse("review:turn", args=[turn.pk])).status_code == 404
