@@ -121,7 +121,9 @@ def _messages(spec: ExportSpec) -> Iterator[Event]:
 def _versions(spec: ExportSpec) -> Iterator[Event]:
     rows = _timed(
         DocumentVersion.objects.filter(_task_q(spec, "document__task__")), "created_at", spec
-    ).values("pk", "at", "text", "kind", "authors", "document__task_id", "document__task__workspace_id")
+    ).values(
+        "pk", "at", "text", "kind", "authors", "document__task_id", "document__task__workspace_id"
+    )
     for row in rows.iterator(chunk_size=CHUNK):
         authors = [a for a in row["authors"] or [] if isinstance(a, str)]
         yield _event(
@@ -250,16 +252,29 @@ def _model_calls(spec: ExportSpec, allow_memory: bool) -> Iterator[Event]:
 
 def _questions(spec: ExportSpec) -> Iterator[Iterator[Event]]:
     base = Question.objects.filter(_task_q(spec, "task__"))
-    fields = ("pk", "at", "agent__name", "text", "answer", "status", "turn_id", "task_id",
-              "task__workspace_id", "answered_by__username")
+    fields = (
+        "pk",
+        "at",
+        "agent__name",
+        "text",
+        "answer",
+        "status",
+        "turn_id",
+        "task_id",
+        "task__workspace_id",
+        "answered_by__username",
+    )
 
     def asked() -> Iterator[Event]:
         for row in _timed(base, "created_at", spec).values(*fields).iterator(chunk_size=CHUNK):
             yield _event(
-                at=row["at"], event="question.asked", event_id=f"question-{row['pk']}",
+                at=row["at"],
+                event="question.asked",
+                event_id=f"question-{row['pk']}",
                 role=f"agent_{row['agent__name']}",
                 action=f"SEND_TEAMMATE_MESSAGE(message={row['text']})",
-                action_type="collaborative", task_id=row["task_id"],
+                action_type="collaborative",
+                task_id=row["task_id"],
                 workspace_id=row["task__workspace_id"],
                 data={"question_id": row["pk"], "turn_id": row["turn_id"], "text": row["text"]},
             )
@@ -267,10 +282,13 @@ def _questions(spec: ExportSpec) -> Iterator[Iterator[Event]]:
     def answered() -> Iterator[Event]:
         for row in _timed(base, "answered_at", spec).values(*fields).iterator(chunk_size=CHUNK):
             yield _event(
-                at=row["at"], event="question.answered", event_id=f"answer-{row['pk']}",
+                at=row["at"],
+                event="question.answered",
+                event_id=f"answer-{row['pk']}",
                 role=f"user_{row['answered_by__username']}",
                 action=f"SEND_TEAMMATE_MESSAGE(message={row['answer']})",
-                action_type="collaborative", task_id=row["task_id"],
+                action_type="collaborative",
+                task_id=row["task_id"],
                 workspace_id=row["task__workspace_id"],
                 data={"question_id": row["pk"], "answer": row["answer"]},
             )
@@ -281,32 +299,63 @@ def _questions(spec: ExportSpec) -> Iterator[Iterator[Event]]:
 
 def _suggestions(spec: ExportSpec) -> Iterator[Iterator[Event]]:
     base = Suggestion.objects.filter(_task_q(spec, "task__"))
-    fields = ("pk", "at", "agent__name", "find", "replace", "rationale", "diff", "status",
-              "final_text", "turn_id", "task_id", "task__workspace_id", "decided_by__username")
+    fields = (
+        "pk",
+        "at",
+        "agent__name",
+        "find",
+        "replace",
+        "rationale",
+        "diff",
+        "status",
+        "final_text",
+        "turn_id",
+        "task_id",
+        "task__workspace_id",
+        "decided_by__username",
+    )
 
     def proposed() -> Iterator[Event]:
         for row in _timed(base, "created_at", spec).values(*fields).iterator(chunk_size=CHUNK):
             yield _event(
-                at=row["at"], event="suggestion.proposed", event_id=f"suggestion-{row['pk']}",
+                at=row["at"],
+                event="suggestion.proposed",
+                event_id=f"suggestion-{row['pk']}",
                 role=f"agent_{row['agent__name']}",
-                action="REQUEST_TEAMMATE_CONFIRM(request_id={}, pending_action=EDITOR_UPDATE)".format(row["pk"]),
-                action_type="collaborative", task_id=row["task_id"],
+                action=(
+                    f"REQUEST_TEAMMATE_CONFIRM(request_id={row['pk']}, "
+                    "pending_action=EDITOR_UPDATE)"
+                ),
+                action_type="collaborative",
+                task_id=row["task_id"],
                 workspace_id=row["task__workspace_id"],
-                data={"suggestion_id": row["pk"], "turn_id": row["turn_id"], "find": row["find"],
-                      "replace": row["replace"], "rationale": row["rationale"], "diff": row["diff"]},
+                data={
+                    "suggestion_id": row["pk"],
+                    "turn_id": row["turn_id"],
+                    "find": row["find"],
+                    "replace": row["replace"],
+                    "rationale": row["rationale"],
+                    "diff": row["diff"],
+                },
             )
 
     def decided() -> Iterator[Event]:
         for row in _timed(base, "decided_at", spec).values(*fields).iterator(chunk_size=CHUNK):
             verb = "REJECT" if row["status"] == Suggestion.Status.REJECTED else "ACCEPT"
             yield _event(
-                at=row["at"], event="suggestion.decided", event_id=f"decision-{row['pk']}",
+                at=row["at"],
+                event="suggestion.decided",
+                event_id=f"decision-{row['pk']}",
                 role=f"user_{row['decided_by__username']}",
                 action=f"{verb}_CONFIRMATION(request_id={row['pk']})",
-                action_type="collaborative", task_id=row["task_id"],
+                action_type="collaborative",
+                task_id=row["task_id"],
                 workspace_id=row["task__workspace_id"],
-                data={"suggestion_id": row["pk"], "status": row["status"],
-                      "final_text": row["final_text"]},
+                data={
+                    "suggestion_id": row["pk"],
+                    "status": row["status"],
+                    "final_text": row["final_text"],
+                },
             )
 
     yield proposed()
@@ -322,21 +371,39 @@ def _memory(spec: ExportSpec, settings: ReviewSettings | None) -> Iterator[Event
     allowed = exportable_memory_owners(settings, personal_owners) if settings is not None else set()
     history = history.filter(Q(item__scope=Scope.TEAM) | Q(item__owner_id__in=allowed))
     rows = _timed(history, "created_at", spec).values(
-        "pk", "at", "action", "note", "snapshot", "item_id", "item__scope", "item__owner__username",
-        "item__source_task_id", "item__workspace_id", "actor__username",
+        "pk",
+        "at",
+        "action",
+        "note",
+        "snapshot",
+        "item_id",
+        "item__scope",
+        "item__owner__username",
+        "item__source_task_id",
+        "item__workspace_id",
+        "actor__username",
     )
     for row in rows.iterator(chunk_size=CHUNK):
         snapshot = row["snapshot"] or {}
         yield _event(
-            at=row["at"], event="memory.changed", event_id=f"memory-{row['pk']}",
+            at=row["at"],
+            event="memory.changed",
+            event_id=f"memory-{row['pk']}",
             role=f"user_{row['actor__username']}" if row["actor__username"] else "system",
             action=f"MEMORY_{str(row['action']).upper()}(item={row['item_id']})",
-            action_type="private", task_id=row["item__source_task_id"],
+            action_type="private",
+            task_id=row["item__source_task_id"],
             workspace_id=row["item__workspace_id"],
-            data={"item_id": row["item_id"], "change": row["action"], "scope": row["item__scope"],
-                  "owner": row["item__owner__username"], "text": snapshot.get("text", ""),
-                  "key": snapshot.get("key", ""), "value": snapshot.get("value", ""),
-                  "note": row["note"]},
+            data={
+                "item_id": row["item_id"],
+                "change": row["action"],
+                "scope": row["item__scope"],
+                "owner": row["item__owner__username"],
+                "text": snapshot.get("text", ""),
+                "key": snapshot.get("key", ""),
+                "value": snapshot.get("value", ""),
+                "note": row["note"],
+            },
         )
 
 
@@ -369,9 +436,25 @@ def jsonl_lines(spec: ExportSpec, settings: ReviewSettings | None) -> Iterator[s
 
 
 TURN_COLUMNS = [
-    "turn_id", "created_at", "workspace_id", "workspace", "task_id", "task", "agent", "trigger",
-    "status", "policy", "policy_decision", "provider", "model", "tokens_in", "tokens_out", "cost",
-    "duration_ms", "requested_by", "error",
+    "turn_id",
+    "created_at",
+    "workspace_id",
+    "workspace",
+    "task_id",
+    "task",
+    "agent",
+    "trigger",
+    "status",
+    "policy",
+    "policy_decision",
+    "provider",
+    "model",
+    "tokens_in",
+    "tokens_out",
+    "cost",
+    "duration_ms",
+    "requested_by",
+    "error",
 ]
 
 
@@ -384,17 +467,71 @@ def turns_csv_lines(spec: ExportSpec) -> Iterator[str]:
     writer = csv.writer(_Echo())
     yield writer.writerow(TURN_COLUMNS)
     rows = _timed(Turn.objects.filter(_task_q(spec, "task__")), "created_at", spec).values_list(
-        "pk", "at", "task__workspace_id", "task__workspace__name", "task_id", "task__title",
-        "agent__name", "trigger", "status", "policy_name", "policy_decision__decision", "provider",
-        "model", "tokens_in", "tokens_out", "cost", "started_at", "finished_at",
-        "requested_by__username", "error",
+        "pk",
+        "at",
+        "task__workspace_id",
+        "task__workspace__name",
+        "task_id",
+        "task__title",
+        "agent__name",
+        "trigger",
+        "status",
+        "policy_name",
+        "policy_decision__decision",
+        "provider",
+        "model",
+        "tokens_in",
+        "tokens_out",
+        "cost",
+        "started_at",
+        "finished_at",
+        "requested_by__username",
+        "error",
     )
     for row in rows.iterator(chunk_size=CHUNK):
-        (pk, at, ws_id, ws, task_id, title, agent, trigger, status, policy, decision, provider,
-         model, t_in, t_out, cost, started, finished, requested_by, error) = row
-        duration = int((finished - started).total_seconds() * 1000) if started and finished else ""
-        yield writer.writerow([
-            pk, _iso(at), ws_id, ws, task_id, title, agent, trigger, status, policy,
-            decision or "", provider, model, t_in, t_out, cost, duration, requested_by or "",
+        (
+            pk,
+            at,
+            ws_id,
+            ws,
+            task_id,
+            title,
+            agent,
+            trigger,
+            status,
+            policy,
+            decision,
+            provider,
+            model,
+            t_in,
+            t_out,
+            cost,
+            started,
+            finished,
+            requested_by,
             error,
-        ])
+        ) = row
+        duration = int((finished - started).total_seconds() * 1000) if started and finished else ""
+        yield writer.writerow(
+            [
+                pk,
+                _iso(at),
+                ws_id,
+                ws,
+                task_id,
+                title,
+                agent,
+                trigger,
+                status,
+                policy,
+                decision or "",
+                provider,
+                model,
+                t_in,
+                t_out,
+                cost,
+                duration,
+                requested_by or "",
+                error,
+            ]
+        )

@@ -21,9 +21,7 @@ def _yes_no(value: str) -> bool | None:
 
 
 class TraceFilterForm(forms.Form):
-    view = forms.ChoiceField(
-        choices=[("calls", "Model calls"), ("turns", "Turns")], required=False
-    )
+    view = forms.ChoiceField(choices=[("calls", "Model calls"), ("turns", "Turns")], required=False)
     q = forms.CharField(max_length=200, required=False, label="Search prompts and responses")
     workspace = forms.IntegerField(required=False, min_value=1, label="Workspace id")
     task = forms.IntegerField(required=False, min_value=1, label="Task id")
@@ -35,7 +33,7 @@ class TraceFilterForm(forms.Form):
     since = forms.DateField(required=False, widget=DATE)
     until = forms.DateField(required=False, widget=DATE)
     has_feedback = forms.ChoiceField(choices=YES_NO, required=False)
-    has_error = forms.ChoiceField(choices=YES_NO, required=False)
+    errored = forms.ChoiceField(choices=YES_NO, required=False, label="Has error")
     before = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, agents: list[Any], staff: bool, **kwargs: Any) -> None:
@@ -61,7 +59,7 @@ class TraceFilterForm(forms.Form):
             since=data.get("since"),
             until=data.get("until"),
             has_feedback=_yes_no(data.get("has_feedback", "")),
-            has_error=_yes_no(data.get("has_error", "")),
+            has_error=_yes_no(data.get("errored", "")),
             q=data.get("q", "").strip(),
         )
 
@@ -83,8 +81,12 @@ class UsageForm(forms.Form):
             raise forms.ValidationError("The start is after the end.")
         if (until - since).days >= self.MAX_DAYS:
             raise forms.ValidationError(f"Choose at most {self.MAX_DAYS} days.")
-        data.update(since=since, until=until, by=data.get("by") or "model",
-                    metric=data.get("metric") or "cost")
+        data.update(
+            since=since,
+            until=until,
+            by=data.get("by") or "model",
+            metric=data.get("metric") or "cost",
+        )
         return data
 
 

@@ -10,7 +10,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from statistics import median
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, QuerySet
@@ -219,6 +218,16 @@ def _relabel(result: Mapping[int, Metrics], usernames: Mapping[int, str]) -> Non
         metrics.initiative = combined
 
 
+def _median(values: list[timedelta]) -> timedelta | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
 def workspace_metrics(tasks: QuerySet[Task]) -> WorkspaceMetrics:
     per_task = compute_metrics(tasks)
     ordered = list(tasks.order_by("-updated_at", "-id"))
@@ -229,5 +238,5 @@ def workspace_metrics(tasks: QuerySet[Task]) -> WorkspaceMetrics:
     return WorkspaceMetrics(
         tasks=[(task, per_task[task.pk]) for task in ordered if task.pk in per_task],
         total=total,
-        median_time_to_done=median(durations) if durations else None,
+        median_time_to_done=_median(durations),
     )

@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 
 from agents.memory.models import MemoryHistory, Scope
 from agents.models import Question, Suggestion, Turn
-from collab.tasks.models import DocumentVersion, Message, Task
+from collab.tasks.models import DocumentVersion, Task
 
 MAX_EVENTS = 5000
 
@@ -69,9 +69,7 @@ def build_timeline(task: Task, *, viewer: User) -> Timeline:
             body=message.body,
         )
 
-    versions = list(
-        DocumentVersion.objects.filter(document__task=task).order_by("id")[:MAX_EVENTS]
-    )
+    versions = list(DocumentVersion.objects.filter(document__task=task).order_by("id")[:MAX_EVENTS])
     texts: list[str] = []
     previous = ""
     for version in versions:
@@ -87,44 +85,80 @@ def build_timeline(task: Task, *, viewer: User) -> Timeline:
         )
         previous = version.text
 
-    for turn in Turn.objects.filter(task=task).select_related("agent").defer(
-        "context", "stream_text"
-    ).order_by("id")[:MAX_EVENTS]:
+    for turn in (
+        Turn.objects.filter(task=task)
+        .select_related("agent")
+        .defer("context", "stream_text")
+        .order_by("id")[:MAX_EVENTS]
+    ):
         decision = turn.policy_decision if isinstance(turn.policy_decision, dict) else {}
         add(
             turn.created_at,
             2,
             kind="turn",
             actor=turn.agent.name,
-            summary=f"Turn ({turn.get_trigger_display().lower()}) — {turn.get_status_display().lower()}",
+            summary=(
+                f"Turn ({turn.get_trigger_display().lower()}) — {turn.get_status_display().lower()}"
+            ),
             body=str(decision.get("reason", "")) if decision else "",
             link_turn=turn.pk,
             extra={"decision": decision.get("decision", ""), "policy": turn.policy_name},
         )
 
-    for question in Question.objects.filter(task=task).select_related(
-        "agent", "answered_by"
-    ).order_by("id")[:MAX_EVENTS]:
-        add(question.created_at, 3, kind="question", actor=question.agent.name,
-            summary="Asked a question", body=question.text, link_turn=question.turn_id)
+    for question in (
+        Question.objects.filter(task=task)
+        .select_related("agent", "answered_by")
+        .order_by("id")[:MAX_EVENTS]
+    ):
+        add(
+            question.created_at,
+            3,
+            kind="question",
+            actor=question.agent.name,
+            summary="Asked a question",
+            body=question.text,
+            link_turn=question.turn_id,
+        )
         who = question.answered_by.get_username() if question.answered_by else "someone"
-        add(question.answered_at, 4, kind="answer", actor=who, summary="Answered",
-            body=question.answer)
+        add(
+            question.answered_at,
+            4,
+            kind="answer",
+            actor=who,
+            summary="Answered",
+            body=question.answer,
+        )
 
-    for suggestion in Suggestion.objects.filter(task=task).select_related(
-        "agent", "decided_by"
-    ).order_by("id")[:MAX_EVENTS]:
-        add(suggestion.created_at, 3, kind="suggestion", actor=suggestion.agent.name,
-            summary="Suggested a change", body=suggestion.rationale, diff=suggestion.diff,
-            link_turn=suggestion.turn_id)
+    for suggestion in (
+        Suggestion.objects.filter(task=task)
+        .select_related("agent", "decided_by")
+        .order_by("id")[:MAX_EVENTS]
+    ):
+        add(
+            suggestion.created_at,
+            3,
+            kind="suggestion",
+            actor=suggestion.agent.name,
+            summary="Suggested a change",
+            body=suggestion.rationale,
+            diff=suggestion.diff,
+            link_turn=suggestion.turn_id,
+        )
         who = suggestion.decided_by.get_username() if suggestion.decided_by else "someone"
-        add(suggestion.decided_at, 4, kind="decision", actor=who,
+        add(
+            suggestion.decided_at,
+            4,
+            kind="decision",
+            actor=who,
             summary=f"Suggestion {suggestion.get_status_display().lower()}",
-            body=suggestion.final_text)
+            body=suggestion.final_text,
+        )
 
-    for change in MemoryHistory.objects.filter(item__source_task_id=task.pk).select_related(
-        "item", "item__owner", "actor"
-    ).order_by("created_at", "id")[:MAX_EVENTS]:
+    for change in (
+        MemoryHistory.objects.filter(item__source_task_id=task.pk)
+        .select_related("item", "item__owner", "actor")
+        .order_by("created_at", "id")[:MAX_EVENTS]
+    ):
         item = change.item
         private = item.scope != Scope.TEAM and item.owner_id != viewer.pk
         owner = item.owner.get_username()

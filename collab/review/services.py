@@ -68,7 +68,9 @@ def update_review_settings(
 
 
 @transaction.atomic
-def record_export(*, actor: User, scope: ReviewScope, what: str, fmt: str, **data: Any) -> AuditEvent:
+def record_export(
+    *, actor: User, scope: ReviewScope, what: str, fmt: str, **data: Any
+) -> AuditEvent:
     """Every export is audited before its first byte is sent."""
     return record_event(
         actor=actor,

@@ -55,8 +55,8 @@ def _day_start(day: date) -> datetime:
 
 
 def _search_sql(q: str, *, column: str) -> RawSQL:
-    """Ids (``column``: ``id`` or ``turn_id``) of the model calls whose prompt or response
-    matches ``q``: full-text on Postgres (GIN-indexed, see agents migration), LIKE elsewhere."""
+    """Ids (``column`` is ``id`` or ``turn_id``, never user input) of the model calls whose
+    prompt or response matches ``q``: full-text on Postgres (GIN index), LIKE elsewhere."""
     table = ModelCall._meta.db_table
     if connection.vendor == "postgresql":
         sql = (
@@ -64,14 +64,14 @@ def _search_sql(q: str, *, column: str) -> RawSQL:
             "coalesce(response, '') || ' ' || messages::text) "
             "@@ plainto_tsquery('simple'::regconfig, %s)"
         )
-        return RawSQL(sql, [q])
+        return RawSQL(sql, [q])  # noqa: S611 (the query text is a parameter)
     escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     pattern = f"%{escaped}%"
     sql = (
         f"SELECT {column} FROM {table} WHERE response LIKE %s ESCAPE '\\' "  # noqa: S608
         "OR messages LIKE %s ESCAPE '\\'"
     )
-    return RawSQL(sql, [pattern, pattern])
+    return RawSQL(sql, [pattern, pattern])  # noqa: S611 (the pattern is a parameter)
 
 
 def _feedback_exists(turn_ref: str) -> Q:
@@ -223,7 +223,9 @@ class TurnTrace:
 
 
 def get_turn_trace(*, scope: ReviewScope, turn_id: int) -> TurnTrace:
-    turns = Turn.objects.select_related("agent", "agent__model_profile", "task__workspace", "requested_by")
+    turns = Turn.objects.select_related(
+        "agent", "agent__model_profile", "task__workspace", "requested_by"
+    )
     if scope.workspace is not None:
         turns = turns.filter(task__workspace=scope.workspace)
     turn = turns.filter(pk=turn_id).first()

@@ -52,10 +52,11 @@ def usage_by_day(
     if scope.workspace is not None:
         calls = calls.filter(agent__workspace=scope.workspace)
     rows = (
-        calls.annotate(day=TruncDate("created_at", tzinfo=UTC), key=F(key_field))
-        .values("day", "key")
+        calls.annotate(
+            day=TruncDate("created_at", tzinfo=UTC), key=F(key_field), label=F(label_field)
+        )
+        .values("day", "key", "label")
         .annotate(
-            label=Coalesce(F(label_field), F(key_field)) if by != "model" else F("model"),
             calls=Count("id"),
             tokens_in=Coalesce(Sum("tokens_in"), 0),
             tokens_out=Coalesce(Sum("tokens_out"), 0),
@@ -122,9 +123,7 @@ class Chart:
     metric: str
 
 
-def usage_chart(
-    rows: list[UsageRow], *, since: date, until: date, metric: str = "cost"
-) -> Chart:
+def usage_chart(rows: list[UsageRow], *, since: date, until: date, metric: str = "cost") -> Chart:
     """Stacked bars per day; the top five series by total, the rest as "other"."""
     width, height, left, bottom, top = 720, 240, 56, 24, 8
     days = [since + timedelta(days=i) for i in range((until - since).days + 1)]
@@ -148,7 +147,7 @@ def usage_chart(
     slot = plot_w / max(len(days), 1)
     bars: list[Bar] = []
     for i, day in enumerate(days):
-        y = top + plot_h
+        y: float = top + plot_h
         for label in [*top_labels, "other"]:
             amount = per_day.get(day, {}).get(label, 0.0)
             if amount <= 0:
@@ -167,7 +166,10 @@ def usage_chart(
                 )
             )
     ticks = [
-        (round(top + plot_h - plot_h * f, 2), f"{peak * f:,.0f}" if metric == "tokens" else f"{peak * f:,.2f}")
+        (
+            round(top + plot_h - plot_h * f, 2),
+            f"{peak * f:,.0f}" if metric == "tokens" else f"{peak * f:,.2f}",
+        )
         for f in (0.0, 0.5, 1.0)
     ]
     step = max(1, len(days) // 8)
@@ -200,7 +202,7 @@ class BudgetStatus:
 
     @property
     def state(self) -> str:
-        """"none" (no budget), "ok", "warning" or "exceeded"."""
+        """ "none" (no budget), "ok", "warning" or "exceeded"."""
         if self.limit is None:
             return "none"
         if self.spent >= self.limit:

@@ -6,11 +6,12 @@ else); a workspace's owners see that workspace's pages; other members get 403, o
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
@@ -64,7 +65,9 @@ def workspace_home(request: AuthedRequest, workspace_id: int) -> HttpResponse:
 
 def _render_traces(request: AuthedRequest, scope: ReviewScope) -> HttpResponse:
     choices = traces.filter_choices(scope)
-    form = TraceFilterForm(request.GET or None, agents=choices["agents"], staff=scope.workspace is None)
+    form = TraceFilterForm(
+        request.GET or None, agents=choices["agents"], staff=scope.workspace is None
+    )
     status = 200
     if form.is_bound and not form.is_valid():
         filters, before, view, status = traces.TraceFilter(), None, "calls", 400
@@ -184,7 +187,7 @@ def workspace_settings(request: AuthedRequest, workspace_id: int) -> HttpRespons
 # --- exports -----------------------------------------------------------------------------------
 
 
-def _stream(lines: object, *, content_type: str, filename: str) -> StreamingHttpResponse:
+def _stream(lines: Iterator[str], *, content_type: str, filename: str) -> StreamingHttpResponse:
     response = StreamingHttpResponse(lines, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["X-Content-Type-Options"] = "nosniff"
@@ -199,13 +202,17 @@ def _range_or_400(request: AuthedRequest) -> ExportRangeForm:
 
 @login_required
 @require_GET
-def task_export(request: AuthedRequest, task_id: int) -> HttpResponse:
+def task_export(request: AuthedRequest, task_id: int) -> HttpResponseBase:
     task, scope = get_review_task(request.user, task_id)
     assert scope.workspace is not None
     settings = get_review_settings(scope.workspace)
     spec = ExportSpec(task_id=task.pk)
     services.record_export(
-        actor=request.user, scope=scope, what=spec.describe(), fmt="jsonl", task_id=task.pk,
+        actor=request.user,
+        scope=scope,
+        what=spec.describe(),
+        fmt="jsonl",
+        task_id=task.pk,
         personal_memory=settings.export_personal_memory,
     )
     return _stream(
@@ -215,7 +222,7 @@ def task_export(request: AuthedRequest, task_id: int) -> HttpResponse:
     )
 
 
-def _range_export(request: AuthedRequest, scope: ReviewScope, fmt: str) -> HttpResponse:
+def _range_export(request: AuthedRequest, scope: ReviewScope, fmt: str) -> HttpResponseBase:
     form = _range_or_400(request)
     if form.errors:
         return HttpResponse(form.errors.as_text(), status=400, content_type="text/plain")
@@ -226,8 +233,12 @@ def _range_export(request: AuthedRequest, scope: ReviewScope, fmt: str) -> HttpR
     )
     settings = get_review_settings(scope.workspace) if scope.workspace is not None else None
     services.record_export(
-        actor=request.user, scope=scope, what=spec.describe(), fmt=fmt,
-        since=spec.since and spec.since.isoformat(), until=spec.until and spec.until.isoformat(),
+        actor=request.user,
+        scope=scope,
+        what=spec.describe(),
+        fmt=fmt,
+        since=spec.since and spec.since.isoformat(),
+        until=spec.until and spec.until.isoformat(),
         personal_memory=bool(settings and settings.export_personal_memory),
     )
     name = f"workspace-{scope.workspace_id}" if scope.workspace is not None else "all"
@@ -240,23 +251,23 @@ def _range_export(request: AuthedRequest, scope: ReviewScope, fmt: str) -> HttpR
 
 @login_required
 @require_GET
-def workspace_export(request: AuthedRequest, workspace_id: int) -> HttpResponse:
+def workspace_export(request: AuthedRequest, workspace_id: int) -> HttpResponseBase:
     return _range_export(request, get_review_scope(request.user, workspace_id), "jsonl")
 
 
 @login_required
 @require_GET
-def workspace_turns_csv(request: AuthedRequest, workspace_id: int) -> HttpResponse:
+def workspace_turns_csv(request: AuthedRequest, workspace_id: int) -> HttpResponseBase:
     return _range_export(request, get_review_scope(request.user, workspace_id), "csv")
 
 
 @login_required
 @require_GET
-def site_export(request: AuthedRequest) -> HttpResponse:
+def site_export(request: AuthedRequest) -> HttpResponseBase:
     return _range_export(request, require_staff(request.user), "jsonl")
 
 
 @login_required
 @require_GET
-def site_turns_csv(request: AuthedRequest) -> HttpResponse:
+def site_turns_csv(request: AuthedRequest) -> HttpResponseBase:
     return _range_export(request, require_staff(request.user), "csv")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -40,7 +40,11 @@ def make_turn(
         status=status,
         requested_by=requested_by,
         policy_name="ask_once",
-        policy_decision={"decision": decision, "reason": f"because {decision}", "detail": {"scores": {"ask": 0.4}}},
+        policy_decision={
+            "decision": decision,
+            "reason": f"because {decision}",
+            "detail": {"scores": {"ask": 0.4}},
+        },
         decision={"actions": [{"kind": "reply", "text": "Done."}]},
         provider="fake",
         model="echo",
@@ -100,7 +104,9 @@ def make_action(turn: Turn, *, kind: str = "reply", applied: bool = True) -> Act
     )
 
 
-def make_suggestion(turn: Turn, *, status: str = "proposed", decided_by: User | None = None) -> Suggestion:
+def make_suggestion(
+    turn: Turn, *, status: str = "proposed", decided_by: User | None = None
+) -> Suggestion:
     return Suggestion.objects.create(
         task=turn.task,
         agent=turn.agent,
@@ -125,7 +131,7 @@ def make_question(turn: Turn, *, answered_by: User | None = None) -> Question:
         status=Question.Status.ANSWERED if answered_by else Question.Status.OPEN,
         answer="Lisbon" if answered_by else "",
         answered_by=answered_by,
-        answered_at=timezone.now() + timedelta(seconds=1) if answered_by else None,
+        answered_at=timezone.now() if answered_by else None,
     )
 
 

@@ -35,11 +35,14 @@ def test_calls_are_listed_newest_first_with_tokens_latency_and_cost(as_user, age
 
     html = response.content.decode()
     assert ids(response.context["page"]) == [second.pk, first.pk]
-    assert "111 / 22" in html and "0.123400" in html and "42 ms" in html
+    assert "111 / 22" in html
+    assert "0.123400" in html
+    assert "42 ms" in html
 
 
-def test_the_trace_list_does_not_query_per_row(as_user, agent, task, staff, alice,
-                                               django_assert_max_num_queries):
+def test_the_trace_list_does_not_query_per_row(
+    as_user, agent, task, staff, alice, django_assert_max_num_queries
+):
     for _ in range(30):
         turn = make_turn(agent, task)
         make_call(turn)
@@ -69,7 +72,9 @@ def test_keyset_pages_follow_on_without_gaps_or_repeats(agent, task):
     assert third.next_before is None
 
 
-def test_an_owner_sees_only_the_calls_of_their_workspace(as_user, agent, task, alice, other_workspace):
+def test_an_owner_sees_only_the_calls_of_their_workspace(
+    as_user, agent, task, alice, other_workspace
+):
     mine = make_call(make_turn(agent, task))
     other_agent = make_agent(other_workspace, "Spy")
     make_call(make_turn(other_agent, factories.make_task(other_workspace)))
@@ -139,7 +144,12 @@ def test_bad_filters_answer_400(as_user, staff):
 
 
 def test_turn_detail_shows_the_whole_trace(as_user, agent, task, alice, bob):
-    turn = make_turn(agent, task, requested_by=bob, context={"memory": ["(team preference) Short"], "memory_item_ids": [7]})
+    turn = make_turn(
+        agent,
+        task,
+        requested_by=bob,
+        context={"memory": ["(team preference) Short"], "memory_item_ids": [7]},
+    )
     make_call(turn, prompt="Plan <b>the</b> offsite", response='{"reply": "Sure"}')
     make_action(turn)
     make_suggestion(turn, status="edited", decided_by=alice)
@@ -149,8 +159,10 @@ def test_turn_detail_shows_the_whole_trace(as_user, agent, task, alice, bob):
 
     assert "Plan &lt;b&gt;the&lt;/b&gt; offsite" in html  # prompts are escaped
     assert "{&quot;reply&quot;: &quot;Sure&quot;}" in html
-    assert "because act" in html and "scores" in html
-    assert "Edited, then accepted" in html and "Lisbon" in html
+    assert "because act" in html
+    assert "scores" in html
+    assert "Edited, then accepted" in html
+    assert "Lisbon" in html
     assert "Memory items used: 7" in html
 
 

@@ -1,0 +1,215 @@
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.http import StreamingHttpResponse
+from django.urls import reverse
+from django.utils import timezone
+
+from agents.memory.models import MemoryHistory, MemoryItem, MemorySettings, Scope
+from collab.audit.models import AuditEvent
+from collab.review.models import ReviewSettings
+from collab.review.privacy import MEMORY_WITHHELD
+from collab.tasks.models import DocumentVersion
+from collab.tasks.services import post_message
+from tests import factories
+from tests.factories import membership_of
+from tests.review.conftest import make_agent, make_call, make_question, make_suggestion, make_turn
+
+pytestmark = pytest.mark.django_db
+CO_GYM_FIELDS = {"timestamp", "role", "action", "action_type", "action_status"}
+
+
+def read_jsonl(response):
+    assert isinstance(response, StreamingHttpResponse)
+    body = b"".join(response.streaming_content).decode()
+    return [json.loads(line) for line in body.splitlines()]
+
+
+def read_csv(response):
+    assert isinstance(response, StreamingHttpResponse)
+    return list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+
+
+def remember(task, owner, text, scope=Scope.PERSONAL):
+    item = MemoryItem.objects.create(
+        owner=owner,
+        scope=scope,
+        workspace=task.workspace if scope != Scope.PERSONAL else None,
+        text=text,
+        source_task_id=task.pk,
+    )
+    MemoryHistory.objects.create(item=item, action="created", actor=owner, snapshot=item.snapshot())
+
+
+@pytest.fixture
+def busy_task(workspace, task, alice, bob):
+    agent = make_agent(workspace)
+    post_message(membership=membership_of(workspace, alice), task=task, body="Plan the offsite")
+    DocumentVersion.objects.create(document=task.document, text="Day 1", authors=["alice"])
+    turn = make_turn(
+        agent,
+        task,
+        requested_by=alice,
+        context={
+            "memory": ["(bob's preference) Bob likes haiku", "(team preference) Metric units"]
+        },
+    )
+    make_call(
+        turn, prompt="Known: (bob's preference) Bob likes haiku\n(team preference) Metric units"
+    )
+    make_question(turn, answered_by=bob)
+    make_suggestion(turn, status="accepted", decided_by=alice)
+    return task
+
+
+def test_a_task_exports_as_jsonl_one_event_per_line_in_time_order(as_user, busy_task, alice):
+    response = as_user(alice).get(reverse("review:task_export", args=[busy_task.pk]))
+
+    events = read_jsonl(response)
+    assert response["Content-Type"] == "application/x-ndjson"
+    assert "attachment" in response["Content-Disposition"]
+    assert all(set(event) >= CO_GYM_FIELDS for event in events)
+    assert [e["timestamp"] for e in events] == sorted(e["timestamp"] for e in events)
+    kinds = {event["event"] for event in events}
+    assert {
+        "message.posted",
+        "document.version",
+        "turn",
+        "model.call",
+        "question.asked",
+        "question.answered",
+        "suggestion.proposed",
+        "suggestion.decided",
+    } <= kinds
+    message = next(e for e in events if e["event"] == "message.posted")
+    assert message["role"] == "user_alice"
+    assert message["action"] == "SEND_TEAMMATE_MESSAGE(message=Plan the offsite)"
+    assert message["action_type"] == "collaborative"
+    assert message["action_status"] == "succeeded"
+    version = next(e for e in events if e["event"] == "document.version")
+    assert version["action"] == "EDITOR_UPDATE(text=Day 1)"
+    assert version["action_type"] == "environment"
+
+
+def test_every_export_is_audited(as_user, busy_task, alice):
+    as_user(alice).get(reverse("review:task_export", args=[busy_task.pk]))
+    as_user(alice).get(
+        reverse("review:workspace_turns_csv", args=[busy_task.workspace_id]),
+        {"since": "2026-01-01"},
+    )
+
+    events = AuditEvent.objects.filter(action=AuditEvent.Action.EXPORT).order_by("id")
+    assert [(e.actor_label, e.target, e.workspace_id) for e in events] == [
+        ("alice", f"task {busy_task.pk} as jsonl", busy_task.workspace_id),
+        (
+            "alice",
+            f"workspace {busy_task.workspace_id} from 2026-01-01 to today as csv",
+            busy_task.workspace_id,
+        ),
+    ]
+    assert events[0].data["personal_memory"] is False
+
+
+def test_personal_memory_is_withheld_from_exports_by_default(as_user, busy_task, alice, bob):
+    remember(busy_task, bob, "Bob likes haiku")
+    remember(busy_task, alice, "Metric units", scope=Scope.TEAM)
+    MemorySettings.objects.create(
+        user=bob, admin_access_allowed=True
+    )  # the workspace has not allowed it
+
+    body = json.dumps(
+        read_jsonl(as_user(alice).get(reverse("review:task_export", args=[busy_task.pk])))
+    )
+
+    assert "Bob likes haiku" not in body
+    assert MEMORY_WITHHELD in body  # the prompt's personal line is withheld
+    assert "Metric units" in body  # team memory is the workspace's
+
+
+def test_personal_memory_is_exported_when_the_workspace_and_the_person_allow_it(
+    as_user, busy_task, alice, bob, carol
+):
+    ReviewSettings.objects.create(workspace=busy_task.workspace, export_personal_memory=True)
+    MemorySettings.objects.create(user=bob, admin_access_allowed=True)
+    remember(busy_task, bob, "Bob likes haiku")
+    remember(busy_task, carol, "Carol hates mornings")  # carol did not allow it
+
+    events = read_jsonl(as_user(alice).get(reverse("review:task_export", args=[busy_task.pk])))
+
+    memory = [e["data"]["text"] for e in events if e["event"] == "memory.changed"]
+    assert memory == ["Bob likes haiku"]
+    assert AuditEvent.objects.get(action=AuditEvent.Action.EXPORT).data["personal_memory"] is True
+
+
+def test_a_date_range_export_keeps_to_its_range_and_workspace(
+    as_user, busy_task, alice, other_workspace, mallory
+):
+    other_task = factories.make_task(other_workspace)
+    post_message(membership=membership_of(other_workspace, mallory), task=other_task, body="Secret")
+    tomorrow = (timezone.now() + timedelta(days=1)).date()
+
+    inside = read_jsonl(
+        as_user(alice).get(reverse("review:workspace_export", args=[busy_task.workspace_id]))
+    )
+    later = read_jsonl(
+        as_user(alice).get(
+            reverse("review:workspace_export", args=[busy_task.workspace_id]), {"since": tomorrow}
+        )
+    )
+
+    assert inside
+    assert not later
+    assert {e["workspace_id"] for e in inside} == {busy_task.workspace_id}
+    assert "Secret" not in json.dumps(inside)
+
+
+def test_staff_export_everything(as_user, busy_task, staff, other_workspace, mallory):
+    other_task = factories.make_task(other_workspace)
+    post_message(
+        membership=membership_of(other_workspace, mallory), task=other_task, body="Elsewhere"
+    )
+
+    events = read_jsonl(as_user(staff).get(reverse("review:site_export")))
+
+    assert {e["workspace_id"] for e in events} == {busy_task.workspace_id, other_workspace.pk}
+
+
+def test_turns_export_as_csv(as_user, busy_task, alice):
+    rows = read_csv(
+        as_user(alice).get(reverse("review:workspace_turns_csv", args=[busy_task.workspace_id]))
+    )
+
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row["agent"], row["policy_decision"], row["tokens_in"], row["requested_by"]) == (
+        "Scribe",
+        "act",
+        "100",
+        "alice",
+    )
+    assert row["task"] == busy_task.title
+
+
+def test_bad_export_ranges_answer_400_and_are_not_audited(as_user, workspace, alice):
+    url = reverse("review:workspace_export", args=[workspace.pk])
+
+    response = as_user(alice).get(url, {"since": "2026-05-02", "until": "2026-05-01"})
+
+    assert response.status_code == 400
+    assert not AuditEvent.objects.filter(action=AuditEvent.Action.EXPORT).exists()
+
+
+def test_exports_read_nothing_until_the_response_is_consumed(busy_task, django_assert_num_queries):
+    from collab.review.exports import ExportSpec, jsonl_lines
+
+    with django_assert_num_queries(0):
+        lines = jsonl_lines(ExportSpec(task_id=busy_task.pk), None)
+
+    first = next(lines)
+    assert json.loads(first)["task_id"] == busy_task.pk
+    assert sum(1 for _ in lines) >= 7
