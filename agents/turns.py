@@ -41,6 +41,7 @@ from agents.models import (
 )
 from agents.policies_bridge import policy_decision
 from agents.schemas import DecisionOut, streamed_text
+from collab.review.usage import check_budget
 
 log = logging.getLogger(__name__)
 
@@ -363,6 +364,11 @@ def run_turn(*, turn_id: int) -> str:
     turn = claim.turn
     if turn is None:
         return claim.outcome
+    if turn.decision is None:
+        budget = check_budget(turn.task.workspace_id)
+        if budget.blocked:  # the workspace's monthly hard stop (collab/review/usage.py)
+            fail_turn(turn_id=turn_id, error=budget.message)
+            return "over budget"
     profile = llm.resolve_profile(turn.agent.model_profile)
     try:
         if turn.decision is None:
