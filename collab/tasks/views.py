@@ -182,7 +182,7 @@ def document_history(request: AuthedRequest, task_id: int) -> HttpResponse:
         "workspace": task.workspace,
         "can_edit": access.can_edit,
         "versions": versions,
-        "current_text": task.document.text,
+        "contributions": selectors.list_document_contributions(task, limit=20),
     }
     if selected is not None or versions:
         try:

@@ -3,8 +3,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from collab.tasks.documents import apply_text_edit, restore_document_version
 from collab.tasks.models import Document, DocumentVersion
-from tests.factories import make_task
+from tests.factories import make_task, membership_of
 
 pytestmark = pytest.mark.django_db
 
@@ -141,3 +142,20 @@ def test_restore_only_answers_posts(as_user, bob, task):
     response = as_user(bob).get(reverse("tasks:restore_version", args=[task.pk, old.pk]))
 
     assert response.status_code == 405
+
+
+def test_history_says_who_changed_the_document_and_how(as_user, bob, task):
+    apply_text_edit(task=task, new_text="Agenda\n", author_label="Planner (agent)")
+    version = task.document.versions.latest("id")
+    apply_text_edit(task=task, new_text="Agenda\n- venue\n", author_label="Planner (agent)")
+    restore_document_version(
+        membership=membership_of(task.workspace, bob), task=task, version_id=version.pk
+    )
+
+    html = as_user(bob).get(history_url(task)).content.decode()
+
+    activity = html[html.index('data-testid="contributions"') :]
+    assert activity.index("<strong>bob</strong>") < activity.index("<strong>Planner (agent)")
+    assert "restored a version" in activity
+    assert "edited (server-side)" in activity
+    assert "(2 saves)" in activity
