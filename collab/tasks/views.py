@@ -56,7 +56,7 @@ def task_detail(request: AuthedRequest, task_id: int) -> HttpResponse:
         "workspace": access.task.workspace,
         "membership": access.membership,
         "can_edit": access.can_edit,
-        "messages": messages,
+        "chat_messages": messages,
         "has_older": len(messages) == selectors.page_size(),
         "form": MessageForm(),
         "status_form": StatusForm(initial={"status": access.task.status}),
@@ -79,7 +79,7 @@ def older_messages(request: AuthedRequest, task_id: int) -> HttpResponse:
         "tasks/task_detail.html#older-messages",
         {
             "task": access.task,
-            "messages": messages,
+            "chat_messages": messages,
             "has_older": len(messages) == selectors.page_size(),
         },
     )
@@ -100,7 +100,7 @@ def newer_messages(request: AuthedRequest, task_id: int) -> HttpResponse:
         "tasks/task_detail.html#newer-messages",
         {
             "task": access.task,
-            "messages": messages,
+            "chat_messages": messages,
             "has_newer": len(messages) == selectors.page_size(),
         },
     )
@@ -215,6 +215,5 @@ def restore_version(request: AuthedRequest, task_id: int, version_id: int) -> Ht
         raise Http404(str(exc)) from exc
     when = version.created_at.strftime("%H:%M")
     flash.success(request, f"Restored the version from {when} as a new edit.")
-    # Back to the history, where the restore is now the newest version (the task page's
-    # context uses "messages" for chat, which hides flash messages there).
+    # Back to the history, where the restore is now the newest version with its diff.
     return redirect("tasks:document_history", task_id=task_id)

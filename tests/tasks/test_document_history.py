@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from collab.tasks.documents import apply_text_edit, restore_document_version
 from collab.tasks.models import Document, DocumentVersion
+from collab.tasks.services import post_message
 from tests.factories import make_task, membership_of
 
 pytestmark = pytest.mark.django_db
@@ -159,3 +160,17 @@ def test_history_says_who_changed_the_document_and_how(as_user, bob, task):
     assert "restored a version" in activity
     assert "edited (server-side)" in activity
     assert "(2 saves)" in activity
+
+
+def test_flash_messages_show_on_the_task_page_and_chat_stays_out_of_them(as_user, bob, task):
+    post_message(membership=membership_of(task.workspace, bob), task=task, body="hello chat")
+    client = as_user(bob)
+    old = add_version(task.document, "old text", "alice")
+    client.post(reverse("tasks:restore_version", args=[task.pk, old.pk]))
+
+    html = client.get(reverse("tasks:detail", args=[task.pk])).content.decode()
+
+    flash = html[html.index('<ul class="flash"') : html.index("</ul>")]
+    assert "Restored the version" in flash
+    assert "hello chat" not in flash
+    assert "hello chat" in html
