@@ -260,3 +260,43 @@ def _version_reading(task_id: int, text: str) -> int:
     """A version of the document that reads ``text``: one is saved when the room goes idle,
     before a large deletion, or at most every DOCUMENT_VERSION_INTERVAL while people type."""
     return DocumentVersion.objects.filter(document__task_id=task_id, text=text).latest("id").pk
+
+
+def test_editors_resync_after_a_network_drop_keeping_what_both_sides_typed(cast, open_task):
+    alice = open_task("alice")
+    bob = open_task("bob")
+    type_at(alice, "end", "Shared line.")
+    wait_for_text(bob, "text === 'Shared line.'")
+
+    # when alice's network drops while both keep typing, then comes back
+    alice.context.set_offline(True)
+    expect(alice.locator("[data-role=status]")).to_have_text("Offline, reconnecting…")
+    type_at(alice, "end", " Alice offline.")
+    type_at(bob, "start", "Bob online. ")
+    assert wait_for_database(bob, cast.task_id, "Bob online. Shared line.") == (
+        "Bob online. Shared line."
+    )
+    alice.context.set_offline(False)
+
+    expected = "Bob online. Shared line. Alice offline."
+    wait_for_text(alice, f"text === {expected!r}")
+    wait_for_text(bob, f"text === {expected!r}")
+    expect(alice.locator(f"{EDITOR}[data-status=synced]")).to_have_count(1)
+    assert wait_for_database(bob, cast.task_id, expected) == expected
+
+
+def test_a_document_saved_as_plain_text_opens_once_for_everyone(cast, open_task):
+    in_thread(
+        lambda: Document.objects.filter(task_id=cast.task_id).update(
+            text="# Plan\n\nFrom the API.\n"
+        )
+    )
+    alice = open_task("alice")
+    bob = open_task("bob")
+
+    wait_for_text(alice, "text === '# Plan\\n\\nFrom the API.\\n'")
+    wait_for_text(bob, "text === '# Plan\\n\\nFrom the API.\\n'")
+    type_at(bob, "end", "Edited.")
+    expected = "# Plan\n\nFrom the API.\nEdited."
+    wait_for_text(alice, f"text === {expected!r}")
+    assert wait_for_database(alice, cast.task_id, expected) == expected

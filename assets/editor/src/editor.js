@@ -165,6 +165,10 @@ class DocumentEditor {
     this.provider.on('sync', (synced) => { if (synced) this.setStatus('synced') })
     this.provider.on('closed', ({ reason }) => this.setStatus('closed', reason))
     this.awareness.on('change', () => this.renderPresence())
+    // When the browser knows the network is gone, go offline at once (edits stay local) and
+    // reconnect as soon as it is back, without waiting for the backoff or the 30 s timeout.
+    window.addEventListener('offline', () => this.provider.disconnect())
+    window.addEventListener('online', () => this.provider.connect())
     this.ytext.observe(() => this.schedulePreview())
     for (const button of this.modeButtons) {
       button.addEventListener('click', () => this.setMode(button.dataset.mode))
