@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.http import Http404
@@ -27,6 +28,7 @@ from agents.memory.models import (
     Scope,
     Status,
 )
+from collab.tasks.models import Task
 from collab.workspaces.models import Membership, Workspace
 from collab.workspaces.selectors import AnyUser, get_membership
 
@@ -185,9 +187,12 @@ class RememberedItem:
 
     @property
     def line(self) -> str:
+        return f"- {self}"
+
+    def __str__(self) -> str:
         structured = f" [{self.key}={self.value}]" if self.key else ""
         label = "team" if self.person_id is None else f"{self.whose}'s"
-        return f"- ({label} {self.kind}) {self.text}{structured}"
+        return f"({label} {self.kind}) {self.text}{structured}"
 
 
 @dataclass(frozen=True)
@@ -340,6 +345,25 @@ def retrieve_for_turn(
     return RetrievedMemory(
         profile=profile, relevant=relevant, tokens=used, token_budget=token_budget
     )
+
+
+def list_memory_for_prompt(
+    *,
+    task: Task,
+    user_ids: Sequence[int],
+    query: str | None = None,
+    token_budget: int = 400,
+) -> list[RememberedItem]:
+    """The agents app's entry point: what to tell a turn on ``task`` about ``user_ids``.
+
+    Each entry's ``str()`` is its prompt line (saying whose it is); ``item_id`` is what the turn
+    log records. Without ``query``, the task's title, goal and latest messages are the query.
+    """
+    people = list(get_user_model().objects.filter(pk__in=list(user_ids)).order_by("pk"))
+    if query is None:
+        recent = task.messages.order_by("-id").values_list("body", flat=True)[:3]
+        query = " ".join([task.title, task.goal, *recent])
+    return retrieve_for_turn(people, task.workspace, query, token_budget).items
 
 
 # --- Policies --------------------------------------------------------------------------------

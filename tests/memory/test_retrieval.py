@@ -8,6 +8,7 @@ from agents.memory import services
 from agents.memory.models import MemoryItem, Scope
 from agents.memory.selectors import (
     asking_preference,
+    list_memory_for_prompt,
     memory_slots,
     retrieve_for_turn,
 )
@@ -143,3 +144,13 @@ def test_asking_less_is_read_as_the_persons_asking_preference(alice, bob):
 
     assert asking_preference(memory, person_id=alice.pk) == "less"
     assert asking_preference(memory, person_id=bob.pk) == "normal"
+
+
+def test_the_agents_entry_point_gives_prompt_lines_with_item_ids(alice, bob, task):
+    mine = item(alice, "I prefer bullet points", key="lists", value="bullets")
+    item(bob, "Bob's private note about the offsite plan")
+
+    found = list_memory_for_prompt(task=task, user_ids=[alice.pk])
+
+    assert [entry.item_id for entry in found] == [mine.pk]
+    assert str(found[0]) == "(alice's preference) I prefer bullet points [lists=bullets]"
