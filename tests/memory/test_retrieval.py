@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from agents.memory import services
+from agents.memory import search, services
 from agents.memory.models import MemoryItem, Scope
 from agents.memory.selectors import (
     asking_preference,
@@ -154,3 +154,14 @@ def test_the_agents_entry_point_gives_prompt_lines_with_item_ids(alice, bob, tas
 
     assert [entry.item_id for entry in found] == [mine.pk]
     assert str(found[0]) == "(alice's preference) I prefer bullet points [lists=bullets]"
+
+
+def test_full_text_search_works_with_filters_across_tables(alice, bob):
+    mine = item(alice, "Offsite catering: vegetarian")
+    item(bob, "Offsite catering: vegan")
+
+    hits = search.search(
+        MemoryItem.objects.filter(owner__username="alice"), "catering offsite", limit=10
+    )
+
+    assert [item_id for item_id, _ in hits] == [mine.pk]

@@ -1,0 +1,205 @@
+"""Memory retrieval and extraction cost: p50 and p99.
+
+    python bench/memory.py [--items 100000] [--people 1000] [--queries 300] [--sessions 20]
+
+Two layouts of ``--items`` memory items: all owned by one person, and spread evenly over
+``--people`` people. Each query is ``retrieve_for_turn`` for one person in one workspace (the
+structured profile plus the top 8 relevant items by full-text search, weighted by recency and
+confidence), with a turn-like query of task words. Then the extraction cost of one chat session
+(20 messages, reflection with langchain-core's fake chat model plus the rule-based extractors).
+
+Runs against a fresh embedded-mode SQLite database in a temporary folder, or against
+DATABASE_URL when set (use a throwaway database: the tables are filled and emptied).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SYLLABLES = "ka lo mi ne ru sa ti vo ba de fi go hu ja ke li mo nu pa re so tu wa ze".split()  # noqa: SIM905
+
+
+def vocabulary(size: int, rng: random.Random) -> list[str]:
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choices(SYLLABLES, k=rng.randint(2, 4))))
+    return sorted(words)
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--people", type=int, default=1000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--sessions", type=int, default=20)
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    with tempfile.TemporaryDirectory(prefix="collab-bench-") as data_dir:
+        os.environ.setdefault("DATA_DIR", data_dir)
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "collab.settings")
+    os.environ.setdefault("LOG_LEVEL", "ERROR")
+    import django
+
+    django.setup()
+
+    from datetime import timedelta
+
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection
+    from django.utils import timezone
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from agents.memory import jobs, reflection
+    from agents.memory.models import MemoryItem, ReflectionState
+    from agents.memory.selectors import retrieve_for_turn
+    from collab.tasks.models import Message
+    from collab.tasks.services import create_task
+    from collab.workspaces.models import Membership
+    from collab.workspaces.services import create_workspace
+
+    call_command("migrate", verbosity=0)
+    jobs.schedule_reflection = lambda task_id, countdown=None: None  # no broker needed here
+    rng = random.Random(6)
+    words = vocabulary(3000, rng)
+    cumulative = list(itertools.accumulate(1 / (rank + 1) for rank in range(len(words))))
+    users = get_user_model().objects
+    stamp = time.time_ns()
+    owner = users.create_user(username=f"bench-owner-{stamp}")
+    workspace = create_workspace(owner=owner, name="Bench")
+    now = timezone.now()
+    print(f"database: {connection.vendor}; items: {args.items:,}")
+
+    def sentence(n: int) -> str:
+        return " ".join(rng.choices(words, cum_weights=cumulative, k=n)).capitalize()
+
+    def fill(people: list) -> None:
+        MemoryItem.objects.all().delete()
+        batch = []
+        keys = ["lists", "spelling", "tone", "max_words", "asking"]
+        for n in range(args.items):
+            person = people[n % len(people)]
+            # The first five items of each person are their structured profile.
+            keyed = n < 5 * len(people)
+            batch.append(
+                MemoryItem(
+                    owner=person,
+                    text=sentence(rng.randint(5, 14)),
+                    key=keys[(n // len(people)) % 5] if keyed else "",
+                    value="v" if keyed else "",
+                    confidence=rng.uniform(0.3, 1.0),
+                    confirmed_at=now - timedelta(days=rng.uniform(0, 365)),
+                )
+            )
+            if len(batch) == 5000:
+                MemoryItem.objects.bulk_create(batch)
+                batch = []
+        MemoryItem.objects.bulk_create(batch)
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE memory_memoryitem")
+
+    def measure(label: str, people: list) -> None:
+        timings: list[float] = []
+        found = 0
+        for _ in range(args.queries):
+            person = people[rng.randrange(len(people))]
+            query = f"Plan the {sentence(3)} offsite: {sentence(8)}"
+            started = time.perf_counter()
+            memory = retrieve_for_turn([person], workspace, query, 400)
+            timings.append((time.perf_counter() - started) * 1000)
+            found += len(memory.relevant)
+        print(
+            f"retrieval, {label}: p50 {statistics.median(timings):.2f} ms, "
+            f"p99 {percentile(timings, 0.99):.2f} ms "
+            f"(avg {found / args.queries:.1f} relevant items per query)"
+        )
+
+    one = [owner]
+    fill(one)
+    measure(f"{args.items:,} items of one person", one)
+
+    many = [
+        owner,
+        *(users.create_user(username=f"bench-{stamp}-{n}") for n in range(args.people - 1)),
+    ]
+    Membership.objects.bulk_create(
+        Membership(workspace=workspace, user=u, role="editor") for u in many[1:]
+    )
+    fill(many)
+    measure(f"{args.items:,} items over {len(many):,} people", many)
+
+    # Extraction: one reflection per session of 20 messages, with the fake chat model.
+    MemoryItem.objects.all().delete()
+    membership = workspace.memberships.get(user=owner)
+    per_session: list[float] = []
+    for session in range(args.sessions):
+        task = create_task(membership=membership, title=f"Session {session}")
+        messages = Message.objects.bulk_create(
+            Message(
+                task=task,
+                author=owner,
+                author_name=owner.username,
+                body=rng.choice(
+                    [
+                        "I prefer bullet points in drafts.",
+                        "Please use British spelling from now on.",
+                        "Can you look at the venue list?",
+                        f"{sentence(12)}.",
+                    ]
+                ),
+            )
+            for _ in range(20)
+        )
+        model = FakeListChatModel(
+            responses=[
+                json.dumps(
+                    {
+                        "memories": [
+                            {
+                                "person": owner.username,
+                                "message_id": messages[-1].pk,
+                                "text": "Keeps answers short",
+                                "key": "max_words",
+                                "value": "150",
+                            }
+                        ]
+                    }
+                )
+            ]
+        )
+        task.status = "done"
+        task.save()
+        started = time.perf_counter()
+        result = reflection.reflect_conversation(task_id=task.pk, chat_model=model)
+        per_session.append((time.perf_counter() - started) * 1000)
+        assert result.outcome == "reflected", result
+    ReflectionState.objects.all().delete()
+    print(
+        f"extraction per 20-message session (fake model, 1 model call): "
+        f"p50 {statistics.median(per_session):.2f} ms, p99 {percentile(per_session, 0.99):.2f} ms"
+    )
+    MemoryItem.objects.all().delete()
+
+
+if __name__ == "__main__":
+    main()
