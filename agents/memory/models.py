@@ -50,6 +50,10 @@ class ReviewMode(models.TextChoices):
     REVIEW = "review", "Let me review what agents notice first"
 
 
+#: Items that make up a person's structured profile (always given to turns, within a budget).
+PROFILE = models.Q(status="active") & (models.Q(key__gt="") | models.Q(pinned=True))
+
+
 class MemoryItem(models.Model):
     """One remembered preference, fact or instruction.
 
@@ -94,6 +98,12 @@ class MemoryItem(models.Model):
         indexes = [
             models.Index(fields=["owner", "status", "scope"], name="memory_item_owner_idx"),
             models.Index(fields=["workspace", "status", "scope"], name="memory_item_ws_idx"),
+            # The structured profile (keyed or pinned items) is read at every turn.
+            models.Index(
+                fields=["owner", "status", "scope", "workspace"],
+                condition=PROFILE,
+                name="memory_item_profile_idx",
+            ),
         ]
         constraints = [
             models.CheckConstraint(

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import re
 
-from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField
 from django.db import connection
-from django.db.models import F, QuerySet
+from django.db.models import QuerySet
+from django.db.models.expressions import RawSQL
 
 from agents.memory.models import MemoryItem
 
 MAX_TERMS = 24
+#: At most this many matches (the newest) are ranked per search: a bound on the work when common
+#: words match most of someone's memory. Older matches lose to recency weighting anyway.
+CANDIDATES = 500
 _TERM = re.compile(r"[^\W_]{2,}", re.UNICODE)
 # Words too common to say anything about relevance (both engines would match them everywhere).
 STOP_WORDS = frozenset(
@@ -37,26 +41,56 @@ def terms(query: str) -> list[str]:
     return list(seen)[:MAX_TERMS]
 
 
-def search(items: QuerySet[MemoryItem], query: str, *, limit: int) -> list[tuple[int, float]]:
+def personal_tag(owner_id: int) -> str:
+    return f"p{owner_id}"
+
+
+def workspace_tag(workspace_id: int, owner_id: int) -> str:
+    return f"w{workspace_id}x{owner_id}"
+
+
+def team_tag(workspace_id: int) -> str:
+    return f"t{workspace_id}"
+
+
+def search(
+    items: QuerySet[MemoryItem], query: str, *, limit: int, tags: list[str] | None = None
+) -> list[tuple[int, float]]:
+    """Active ``items`` matching any meaningful word of ``query``, most relevant first.
+
+    ``tags`` (see migration 0004) may narrow the search to whose memory ``items`` covers, which
+    lets SQLite skip everyone else's matches inside the index; ``items`` still filters the result.
+    """
     words = terms(query)
-    if not words or limit <= 0:
+    if not words or limit <= 0 or tags == []:
         return []
     if connection.vendor == "postgresql":
         return _search_postgres(items, words, limit)
     if connection.vendor == "sqlite":
-        return _search_sqlite(items, words, limit)
+        return _search_sqlite(items, words, limit, tags)
     return _search_fallback(items, words, limit)
 
 
 def _search_postgres(
     items: QuerySet[MemoryItem], words: list[str], limit: int
 ) -> list[tuple[int, float]]:
-    # The same expression as the GIN index of migration 0002, so the index is used.
-    vector = SearchVector("text", "key", "value", config="english")
+    # The stored, GIN-indexed column of migration 0003 (outside Django's model state).
+    # A constant column name, no user input: S611 does not apply.
+    vector = RawSQL(f'"{MemoryItem._meta.db_table}"."search_vector"', [], SearchVectorField())  # noqa: S611
     query = SearchQuery(" or ".join(words), config="english", search_type="websearch")
-    rows = (
-        items.annotate(document=vector, relevance=SearchRank(F("document"), query))
+    # Rank only the newest CANDIDATES matches: common words can match most of someone's memory.
+    # Two statements, not a sub-query: the raw column name must refer to the top-level table.
+    newest = list(
+        items.annotate(document=vector)
         .filter(document=query)
+        .order_by("-id")
+        .values_list("id", flat=True)[:CANDIDATES]
+    )
+    if not newest:
+        return []
+    rows = (
+        MemoryItem.objects.filter(pk__in=newest)
+        .annotate(relevance=SearchRank(vector, query))
         .order_by("-relevance", "-id")
         .values_list("id", "relevance")[:limit]
     )
@@ -64,9 +98,12 @@ def _search_postgres(
 
 
 def _search_sqlite(
-    items: QuerySet[MemoryItem], words: list[str], limit: int
+    items: QuerySet[MemoryItem], words: list[str], limit: int, tags: list[str] | None
 ) -> list[tuple[int, float]]:
-    match = " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+    quoted = " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+    match = '{"text" "key" "value"} : (' + quoted + ")"
+    if tags:
+        match = "tags : (" + " OR ".join(tags) + ") AND " + match
     query = items.query
     compiler = query.get_compiler(connection=connection)
     table = MemoryItem._meta.db_table
@@ -78,24 +115,27 @@ def _search_sqlite(
         where, params = compiler.compile(query.where) if query.where else ("1", [])
         sql = (
             # The WHERE is compiled by Django's ORM; every value is a parameter.
-            "SELECT memory_item_fts.rowid, bm25(memory_item_fts) FROM memory_item_fts "  # noqa: S608
+            "SELECT memory_item_fts.rowid, bm25(memory_item_fts, 1, 1, 1, 0) FROM memory_item_fts "  # noqa: S608
             f'CROSS JOIN "{table}" ON "{table}"."id" = memory_item_fts.rowid '
             f"WHERE memory_item_fts MATCH %s AND ({where}) "
-            "ORDER BY bm25(memory_item_fts) LIMIT %s"
+            "ORDER BY memory_item_fts.rowid DESC LIMIT %s"
         )
     else:
         inner, params = items.order_by().values("id").query.sql_with_params()
         sql = (
-            "SELECT memory_item_fts.rowid, bm25(memory_item_fts) FROM memory_item_fts "  # noqa: S608
+            "SELECT memory_item_fts.rowid, bm25(memory_item_fts, 1, 1, 1, 0) FROM memory_item_fts "  # noqa: S608
             # The unary + keeps SQLite from handing the IN list to FTS5 as one MATCH per id.
             f"WHERE memory_item_fts MATCH %s AND +memory_item_fts.rowid IN ({inner}) "
-            "ORDER BY bm25(memory_item_fts) LIMIT %s"
+            "ORDER BY memory_item_fts.rowid DESC LIMIT %s"
         )
+    # FTS5 yields matches newest first without sorting, so only CANDIDATES rows are scored.
     with connection.cursor() as cursor:
-        cursor.execute(sql, [match, *params, limit])
+        cursor.execute(sql, [match, *params, CANDIDATES])
         rows = cursor.fetchall()
     # bm25() is negative, more negative meaning more relevant.
-    return [(int(item_id), max(-float(score), 1e-6)) for item_id, score in rows]
+    scored = [(int(item_id), max(-float(score), 1e-6)) for item_id, score in rows]
+    scored.sort(key=lambda pair: (-pair[1], -pair[0]))
+    return scored[:limit]
 
 
 def _search_fallback(

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from agents.memory import search
 from agents.memory.models import (
+    PROFILE,
     MemoryCandidate,
     MemoryHistory,
     MemoryItem,
@@ -99,7 +100,13 @@ def list_sections(user: User, *, query: str = "") -> list[Section]:
         )
     items = visible_items(user).filter(status=Status.ACTIVE).select_related("workspace")
     if query.strip():
-        ranked = search.search(items, query, limit=200)
+        tags = [search.personal_tag(user.pk)]
+        for membership in memberships:
+            tags += [
+                search.workspace_tag(membership.workspace_id, user.pk),
+                search.team_tag(membership.workspace_id),
+            ]
+        ranked = search.search(items, query, limit=200, tags=tags)
         by_id = items.in_bulk([item_id for item_id, _ in ranked])
         found = [by_id[item_id] for item_id, _ in ranked if item_id in by_id]
     else:
@@ -233,6 +240,12 @@ def score(*, relevance: float, confidence: float, confirmed_at: datetime, now: d
 def eligible_items(people: Sequence[User], workspace: Workspace | None) -> QuerySet[MemoryItem]:
     """Active items a turn may use: the people's personal memory (everywhere, and in this
     workspace) if their memory is on, and this workspace's team memory."""
+    return _eligible(people, workspace)[0]
+
+
+def _eligible(
+    people: Sequence[User], workspace: Workspace | None
+) -> tuple[QuerySet[MemoryItem], list[str]]:
     person_ids = [p.pk for p in people]
     off = set(
         MemorySettings.objects.filter(user_id__in=person_ids, enabled=False).values_list(
@@ -241,12 +254,15 @@ def eligible_items(people: Sequence[User], workspace: Workspace | None) -> Query
     )
     enabled = [pk for pk in person_ids if pk not in off]
     condition = Q(owner_id__in=enabled, scope=Scope.PERSONAL)
+    tags = [search.personal_tag(pk) for pk in enabled]
     if workspace is not None:
         condition |= Q(owner_id__in=enabled, scope=Scope.WORKSPACE, workspace=workspace)
         condition |= Q(scope=Scope.TEAM, workspace=workspace)
+        tags += [search.workspace_tag(workspace.pk, pk) for pk in enabled]
+        tags.append(search.team_tag(workspace.pk))
     if not enabled and workspace is None:
-        return MemoryItem.objects.none()
-    return MemoryItem.objects.filter(condition, status=Status.ACTIVE)
+        return MemoryItem.objects.none(), []
+    return MemoryItem.objects.filter(condition, status=Status.ACTIVE), tags
 
 
 _SCOPE_ORDER: dict[str, int] = {Scope.WORKSPACE: 0, Scope.PERSONAL: 1, Scope.TEAM: 2}
@@ -266,7 +282,7 @@ def retrieve_for_turn(
     ``query``, weighted by recency and confidence, all within ``token_budget`` tokens."""
     now = now or timezone.now()
     names = {p.pk: p.get_username() for p in people}
-    items = eligible_items(people, workspace)
+    items, tags = _eligible(people, workspace)
     team_label = f"team ({workspace.name})" if workspace is not None else "team"
     used = 0
 
@@ -288,9 +304,7 @@ def retrieve_for_turn(
 
     profile: list[RememberedItem] = []
     profile_rows = list(
-        items.filter(~Q(key="") | Q(pinned=True)).order_by("-pinned", "-confirmed_at", "-id")[
-            :PROFILE_MAX_ROWS
-        ]
+        items.filter(PROFILE).order_by("-pinned", "-confirmed_at", "-id")[:PROFILE_MAX_ROWS]
     )
     profile_rows.sort(key=lambda i: (not i.pinned, _SCOPE_ORDER.get(i.scope, 3), -i.pk))
     seen_keys: set[tuple[int | None, str]] = set()
@@ -309,7 +323,7 @@ def retrieve_for_turn(
 
     relevant: list[RememberedItem] = []
     taken = {entry.item_id for entry in profile}
-    hits = search.search(items.exclude(pk__in=taken), query, limit=SEARCH_CANDIDATES)
+    hits = search.search(items.exclude(pk__in=taken), query, limit=SEARCH_CANDIDATES, tags=tags)
     if hits and k > 0:
         best = max(relevance for _, relevance in hits)
         by_id = items.in_bulk([item_id for item_id, _ in hits])

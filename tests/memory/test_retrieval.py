@@ -165,3 +165,15 @@ def test_full_text_search_works_with_filters_across_tables(alice, bob):
     )
 
     assert [item_id for item_id, _ in hits] == [mine.pk]
+
+
+def test_the_search_index_follows_edits_and_status_changes(alice):
+    memo = item(alice, "Venue is the lighthouse")
+    memo.text = "Venue is the boathouse"
+    memo.save()
+
+    assert [m.item_id for m in retrieve_for_turn([alice], None, "boathouse").relevant] == [memo.pk]
+    assert retrieve_for_turn([alice], None, "lighthouse").relevant == []
+    memo.status = "superseded"
+    memo.save()
+    assert retrieve_for_turn([alice], None, "boathouse").relevant == []
