@@ -129,6 +129,9 @@ class DocumentEditor {
 
     this.undoManager = new Y.UndoManager(this.ytext)
     this.editable = new Compartment()
+    // Until the first sync the editor is empty and read-only: typing into a document that has
+    // not arrived yet would put the words before its content.
+    this.loaded = false
     this.editorEl.textContent = ''
     this.view = new EditorView({
       parent: this.editorEl,
@@ -152,7 +155,6 @@ class DocumentEditor {
             { key: 'Enter', run: insertNewlineContinueMarkup },
             { key: 'Backspace', run: deleteMarkupBackward },
             ...yUndoManagerKeymap, ...defaultKeymap, ...searchKeymap, indentWithTab]),
-          placeholder(this.readOnly ? 'This document is empty.' : 'Write the task document here (markdown)…'),
           EditorView.contentAttributes.of({ 'aria-label': 'Task document', 'data-testid': 'editor-content' }),
           this.editable.of(this.readOnlyExtensions()),
           editorTheme,
@@ -162,7 +164,11 @@ class DocumentEditor {
     })
 
     this.provider.on('status', ({ status }) => this.setStatus(status))
-    this.provider.on('sync', (synced) => { if (synced) this.setStatus('synced') })
+    this.provider.on('sync', (synced) => {
+      if (!synced) return
+      this.onFirstSync()
+      this.setStatus('synced')
+    })
     this.provider.on('closed', ({ reason }) => this.setStatus('closed', reason))
     this.awareness.on('change', () => this.renderPresence())
     // When the browser knows the network is gone, go offline at once (edits stay local) and
@@ -199,8 +205,18 @@ class DocumentEditor {
   }
 
   readOnlyExtensions () {
-    if (!this.readOnly) return []
-    return [EditorState.readOnly.of(true), EditorView.editable.of(false)]
+    if (!this.loaded) {
+      return [EditorState.readOnly.of(true), EditorView.editable.of(false), placeholder('Loading the document…')]
+    }
+    const hint = placeholder(this.readOnly ? 'This document is empty.' : 'Write the task document here (markdown)…')
+    if (!this.readOnly) return [hint]
+    return [EditorState.readOnly.of(true), EditorView.editable.of(false), hint]
+  }
+
+  onFirstSync () {
+    if (this.loaded) return
+    this.loaded = true
+    this.view.dispatch({ effects: this.editable.reconfigure(this.readOnlyExtensions()) })
   }
 
   setStatus (status, reason) {
