@@ -133,7 +133,14 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 30},
+            "CONFIG": {
+                # redis-py >= 6 times reads out after 5 s by default, exactly as long as the
+                # blocking pop with which channels-redis waits for a socket's next event: an
+                # idle socket's consumer would then crash with "Timeout reading from Redis".
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+                "capacity": 1000,
+                "expiry": 30,
+            },
         }
     }
     CELERY_BROKER_URL = REDIS_URL
