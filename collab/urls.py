@@ -19,6 +19,7 @@ urlpatterns = [
     path("", include("collab.tasks.urls")),
     path("", include("collab.audit.urls")),
     path("memory/", include("agents.memory.urls")),
+    path("evaluation/", include("agents.evaluation.urls")),
     path("", include("agents.urls")),
     path("review/", include("collab.review.urls")),
     path("api/", api.urls),

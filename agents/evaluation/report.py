@@ -170,16 +170,25 @@ def figures(report: Mapping[str, Any]) -> dict[str, Figure]:
     }
 
 
-def render_html(report: Mapping[str, Any]) -> str:
-    config = report["config"]
+def metrics_table(summaries: Sequence[Mapping[str, Any]], *, label_head: str = "policy") -> str:
+    """The main metrics as an HTML table (one row per configuration)."""
     esc = html.escape
     head = "".join(f"<th>{esc(label)}</th>" for _, label, _ in MAIN_METRICS)
     rows = []
-    for summary in report["summaries"]:
+    for summary in summaries:
         cells = "".join(
             f"<td>{_fmt(summary['metrics'].get(key))}</td>" for key, _, _ in MAIN_METRICS
         )
         rows.append(f"<tr><th>{esc(_label(summary))}</th>{cells}</tr>")
+    return (
+        f'<table class="metrics"><thead><tr><th>{esc(label_head)}</th>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def report_fragment(report: Mapping[str, Any]) -> str:
+    """Tables and inline SVG plots of a report (no page around them)."""
+    esc = html.escape
     passk = []
     for summary in report["summaries"]:
         values = ", ".join(
@@ -190,6 +199,24 @@ def render_html(report: Mapping[str, Any]) -> str:
         f'<figure class="plot" id="plot-{name}">{_svg(figure)}</figure>'
         for name, figure in figures(report).items()
     )
+    return (
+        f"<h2>Main metrics</h2>{metrics_table(report['summaries'])}"
+        f"<h2>pass^k over seeds</h2><ul>{''.join(passk)}</ul><h2>Plots</h2>{plots}"
+    )
+
+
+def mode_banner(config: Mapping[str, Any]) -> str:
+    esc = html.escape
+    return (
+        f'<p class="mode"><strong>Mode: {esc(config["mode"])}</strong> '
+        f"({esc(config['mode_text'])}). Engine: {esc(config['engine'])}; simulated users: "
+        f"{esc(config['user'])}; model: {esc(config['model'] or 'none')}; seeds: "
+        f"{config['seeds']}; sessions: {esc(str(config['sessions'] or 'all'))}.</p>"
+    )
+
+
+def render_html(report: Mapping[str, Any]) -> str:
+    esc = html.escape
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <title>Collab evaluation: {esc(report["scenarios"]["name"])}</title>
@@ -202,18 +229,31 @@ thead th {{ background: #eef; }} tbody th {{ text-align: left; }}
 figure.plot svg {{ max-width: 100%; height: auto; }}
 </style></head><body>
 <h1>Evaluation: {esc(report["scenarios"]["name"])}</h1>
-<p class="mode"><strong>Mode: {esc(config["mode"])}</strong> ({esc(config["mode_text"])}).
-Engine: {esc(config["engine"])}; simulated users: {esc(config["user"])};
-model: {esc(config["model"] or "none")}; seeds: {config["seeds"]};
-sessions: {esc(str(config["sessions"] or "all"))}. Created {esc(report["created"])}.</p>
-<h2>Main metrics</h2>
-<table><thead><tr><th>policy</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>
-<h2>pass^k over seeds</h2><ul>{"".join(passk)}</ul>
-<h2>Plots</h2>{plots}
+{mode_banner(report["config"])}
+<p>Created {esc(report["created"])}.</p>
+{report_fragment(report)}
 <p>Definitions: docs/evaluation.md. Every episode and the full event log are in report.json and
 events.jsonl beside this file.</p>
 </body></html>
 """
+
+
+def comparison_fragment(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """Several stored reports side by side: one table and the session plots, every
+    configuration labelled with its run."""
+    summaries = [
+        {**summary, "policy": f"{name} {summary['policy']}"}
+        for name, report in reports
+        for summary in report["summaries"]
+    ]
+    plots = "".join(
+        f'<figure class="plot">{_svg(figure)}</figure>'
+        for figure in (
+            figure_policies(summaries),
+            figure_sessions(summaries, "adherence", "Preference adherence by session"),
+        )
+    )
+    return metrics_table(summaries, label_head="run, policy") + plots
 
 
 def write_report(
