@@ -35,3 +35,33 @@ def chat_model_for_profile(name: str) -> tuple[Any, float]:
         raise LookupError(f"no model profile named {name!r}")
     price = float(getattr(profile, "price_per_1k_tokens", 0.0) or 0.0)
     return build_chat_model(profile), price
+
+
+def _section(prompt: str, start: str) -> list[str]:
+    lines = prompt.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith(start):
+            return [x for x in lines[index + 1 :] if x.startswith(("- ", "* "))]
+    return []
+
+
+def scribe_behaviour(messages: list[Any]) -> str:
+    """A fake model for end-to-end runs: it edits the document into the task title followed by
+    every request, answer and chat line it was shown (so the values people gave end up in the
+    document), replacing the document it read. Tests structure, not writing."""
+    prompt = str(messages[-1].content) if messages else ""
+    title = next((x[6:] for x in prompt.splitlines() if x.startswith("Task: ")), "Task")
+    document = ""
+    if "<<<\n" in prompt:
+        document = prompt.split("<<<\n", 1)[1].split("\n>>>", 1)[0]
+    lines = [x[2:] for x in _section(prompt, "Your questions and the answers:")]
+    lines += [x for x in prompt.splitlines() if " asks you: " in x]
+    lines += [x[2:] for x in _section(prompt, "Chat, oldest first:")]
+    body = "\n".join(f"- {line}" for line in dict.fromkeys(lines))
+    new = f"# {title}\n\n{body}\n"
+    if new == document:
+        return json.dumps(
+            {"actions": [{"kind": "reply", "text": "Done: the document is current."}]}
+        )
+    edit = {"kind": "edit", "text": "Wrote it up.", "find": document, "replace": new}
+    return json.dumps({"actions": [edit]})

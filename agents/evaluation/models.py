@@ -63,3 +63,15 @@ class EvaluationRun(models.Model):
         return f"#{self.pk} {self.scenarios} · {self.mode}" + (
             f" · {self.note}" if self.note else ""
         )
+
+
+class OracleTask(models.Model):
+    """A task created by an evaluation run in the app engine's oracle mode: the turn engine's
+    policy gets its model signals from this episode's ground truth (see signals.py)."""
+
+    task = models.OneToOneField("tasks.Task", on_delete=models.CASCADE, related_name="+")
+    episode = models.JSONField(help_text="The scenario episode (ground truth).")
+    today = models.DateField()
+
+    def __str__(self) -> str:
+        return f"Oracle for task {self.task_id}"

@@ -1,0 +1,405 @@
+"""The app engine: simulated people drive the REAL app — workspaces, tasks, chat
+``post_message``, question cards, suggestions, agent turns run by a real Celery worker, and the
+memory app — and the harness reads back what the agent did.
+
+Per configuration (policy x memory x seed) every simulated person gets a fresh account and a
+workspace they own, with one agent ("Eve") using the policy and the model profile; every episode
+is a new task. Oracle mode registers the episode's ground truth (``OracleTask``) so the turn
+engine's policy gets oracle signals (``signals.py``); real mode leaves the turn engine alone.
+
+The worker: in embedded mode (no REDIS_URL) the in-process worker thread of
+collab/core/embedded.py is started for the run and stopped after it; in production a Celery
+worker process must be running (``celery -A collab worker``). Never call this inside a Celery
+job running on the embedded worker: the agent turns need that same worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from agents import services as agent_services
+from agents.evaluation.checks import passes
+from agents.evaluation.models import OracleTask
+from agents.evaluation.results import EpisodeResult
+from agents.evaluation.runner import RunConfig, RunOutput, _owner_marks
+from agents.evaluation.scenario import Episode, ScenarioSet
+from agents.evaluation.users import AgentOutput, AskedQuestion, Reply, ScriptedUser, same_value
+from agents.memory import services as memory_services
+from agents.memory.models import MemoryItem
+from agents.models import (
+    Action,
+    ActionKind,
+    Agent,
+    AgentMode,
+    ModelProfile,
+    Question,
+    Suggestion,
+    Turn,
+    TurnStatus,
+)
+from agents.policies.templates import get_template
+from collab.tasks import services as task_services
+from collab.tasks.models import Document, Task, TaskStatus
+from collab.workspaces.models import Membership
+from collab.workspaces.services import create_workspace
+
+log = logging.getLogger(__name__)
+
+AGENT_NAME = "Eve"
+WAIT_SECONDS = 180.0
+POLL_SECONDS = 0.05
+MAX_TURNS = 12
+
+
+class AppEngineError(RuntimeError):
+    pass
+
+
+@contextlib.contextmanager
+def worker() -> Iterator[None]:
+    """A Celery worker for the run: the embedded thread in embedded mode, else the caller's."""
+    if getattr(settings, "REDIS_URL", ""):
+        yield
+        return
+    from collab.core.embedded import start_embedded_worker
+
+    controller = start_embedded_worker()
+    try:
+        yield
+    finally:
+        controller.stop(in_sighandler=False)
+
+
+def _document(task: Task) -> str:
+    return Document.objects.filter(task=task).values_list("text", flat=True).first() or ""
+
+
+def _wait(agent: Agent, task: Task, after_turn: int) -> list[Turn]:
+    """Block until every turn of the agent on the task started after `after_turn` has ended
+    (done, failed, cancelled or waiting for an answer); return those turns."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        turns = list(Turn.objects.filter(agent=agent, task=task, pk__gt=after_turn).order_by("pk"))
+        if turns and not any(t.status in (TurnStatus.QUEUED, TurnStatus.RUNNING) for t in turns):
+            return turns
+        if time.monotonic() > deadline:
+            raise AppEngineError(
+                f"no agent turn finished on task {task.pk} within {WAIT_SECONDS:.0f} s "
+                "(is a Celery worker running?)"
+            )
+        time.sleep(POLL_SECONDS)
+
+
+def _apply(document: str, suggestion: Suggestion) -> str:
+    if not suggestion.find:
+        return document + suggestion.replace
+    return document.replace(suggestion.find, suggestion.replace, 1)
+
+
+def _values(decisions: list[dict[str, Any]]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for record in decisions:
+        for slot in (record.get("situation") or {}).get("slots", ()):
+            if slot.get("value") and slot.get("source") in (
+                "request",
+                "chat",
+                "document",
+                "memory",
+            ):
+                values[slot["spec"]["name"]] = str(slot["value"])
+        for assumption in (record.get("detail") or {}).get("assumptions", ()):
+            values.setdefault(str(assumption["slot"]), str(assumption["value"]))
+    return values
+
+
+def read_output(agent: Agent, task: Task, turns: list[Turn]) -> AgentOutput:
+    """What the agent did in these turns, as the simulated person sees it."""
+    decisions = [t.policy_decision for t in turns if t.policy_decision]
+    open_questions = list(
+        Question.objects.filter(turn__in=turns, status=Question.Status.OPEN).order_by("pk")
+    )
+    if open_questions:
+        asked = [d for d in decisions if d.get("decision") == "ask"]
+        tagged = (asked[-1].get("detail") or {}).get("questions", []) if asked else []
+        questions = tuple(AskedQuestion(q["text"], tuple(q.get("slots", ()))) for q in tagged)
+        if not questions:
+            questions = tuple(AskedQuestion(q.text) for q in open_questions)
+        return AgentOutput(
+            action="ask", text="\n".join(q.text for q in open_questions), questions=questions
+        )
+    document = _document(task)
+    proposed = list(
+        Suggestion.objects.filter(turn__in=turns, status=Suggestion.Status.PROPOSED).order_by("pk")
+    )
+    text = " ".join(str(d.get("assumption", "")) for d in decisions).strip()
+    if proposed:
+        for suggestion in proposed:
+            document = _apply(document, suggestion)
+        return AgentOutput(
+            action="suggest", text=text, document=document, values=_values(decisions)
+        )
+    edited = Action.objects.filter(
+        turn__in=turns, kind=ActionKind.EDIT, status=Action.Status.APPLIED
+    ).exists()
+    if edited:
+        return AgentOutput(action="act", text=text, document=document, values=_values(decisions))
+    return AgentOutput(action="reply", text=text)
+
+
+class AppSession:
+    """One simulated person's account, workspace and agent for one configuration."""
+
+    def __init__(
+        self, *, person: str, token: str, policy: str, profile: ModelProfile | None, memory: bool
+    ) -> None:
+        user_model = get_user_model()
+        self.user: User = user_model.objects.create_user(
+            username=f"eval-{token}-{person}"[:150], password=None
+        )
+        self.workspace = create_workspace(owner=self.user, name=f"Evaluation {token} {person}")
+        self.membership = Membership.objects.select_related("workspace", "user").get(
+            workspace=self.workspace, user=self.user
+        )
+        self.agent = agent_services.create_agent(
+            membership=self.membership,
+            name=AGENT_NAME,
+            model_profile=profile,
+            policy_name=policy,
+            mode=AgentMode.MAY_EDIT,
+        )
+        if not memory:
+            memory_services.update_settings(
+                user=self.user, enabled=False, review_mode="auto", admin_access_allowed=False
+            )
+
+    def say(self, task: Task, text: str, *, mention: bool) -> None:
+        body = f"@{AGENT_NAME} {text}" if mention else text
+        task_services.post_message(membership=self.membership, task=task, body=body)
+
+
+def _send(session: AppSession, task: Task, reply: Reply, output: AgentOutput) -> None:
+    """Carry the person's reply out through the services."""
+    if reply.kind == "answer":
+        question = Question.objects.filter(task=task, status=Question.Status.OPEN).last()
+        if question is not None:
+            agent_services.answer_question(
+                membership=session.membership, question=question, answer=reply.text or "-"
+            )
+            return
+    if output.action == "suggest":
+        for suggestion in Suggestion.objects.filter(task=task, status=Suggestion.Status.PROPOSED):
+            if reply.accepted:
+                agent_services.accept_suggestion(
+                    membership=session.membership, suggestion=suggestion
+                )
+            else:
+                agent_services.reject_suggestion(
+                    membership=session.membership, suggestion=suggestion
+                )
+    if reply.ends_episode:
+        task_services.set_task_status(
+            membership=session.membership, task=task, status=TaskStatus.DONE
+        )
+        return
+    # Each enforcement is its own "Remember that ..." message (the memory app keeps it when
+    # memory is on); the corrections and the request to redo go to the agent last.
+    sentences = re.split(r"(?<=[.!?])\s+(?=Remember that )", reply.text)
+    remembered = [s for s in sentences if s.startswith("Remember that ")]
+    rest = " ".join(s for s in sentences if not s.startswith("Remember that ")).strip()
+    for sentence in remembered:
+        session.say(task, sentence, mention=False)
+    session.say(task, rest or "Please redo it with that in mind.", mention=True)
+
+
+def play_app_episode(
+    *,
+    session: AppSession,
+    episode: Episode,
+    scenarios: ScenarioSet,
+    result: EpisodeResult,
+    oracle: bool,
+    log_event: Callable[..., None],
+) -> None:
+    user = scenarios.users[episode.user]
+    preferences = user.preferences_in(episode.session)
+    person = ScriptedUser(
+        user=user, episode=episode, preferences=preferences, today=scenarios.today
+    )
+    template = get_template(episode.task.template) if episode.task.template else None
+    result.changed_prefs = [p.id for p in user.changed_in(episode.session)]
+    with transaction.atomic():
+        task = task_services.create_task(
+            membership=session.membership, title=episode.task.title, goal=episode.task.goal
+        )
+        agent_services.add_agent_to_task(
+            membership=session.membership, agent=session.agent, task=task
+        )
+        if oracle:
+            OracleTask.objects.create(
+                task=task, episode=scenarios_episode_json(scenarios, episode), today=scenarios.today
+            )
+    last_turn = Turn.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+    session.say(task, episode.request, mention=True)
+    log_event("user", "request", episode.request, task=task.pk)
+    first = None
+    all_turns: list[Turn] = []
+    for _ in range(MAX_TURNS):
+        turns = _wait(session.agent, task, last_turn)
+        last_turn = turns[-1].pk
+        all_turns += turns
+        output = read_output(session.agent, task, turns)
+        result.agent_turns += 1
+        log_event(
+            "agent",
+            output.action,
+            output.text,
+            turns=[t.pk for t in turns],
+            decision=[t.policy_decision for t in turns],
+            document=output.document,
+        )
+        if output.action in ("act", "suggest") and first is None:
+            first = output
+            result.first_action = output.action
+            result.first_attempt = {p.id: passes(p.check, output.document) for p in preferences}
+            stated = {
+                a["slot"]
+                for t in turns
+                for a in ((t.policy_decision or {}).get("detail") or {}).get("assumptions", ())
+            }
+            for slot in person.wrong_slots(output):
+                result.wrong_first += 1
+                used = output.values.get(slot)
+                if slot not in stated and (
+                    used is None
+                    or not same_value(template, slot, used, episode.slots[slot], scenarios.today)
+                ):
+                    result.silent_wrong += 1
+        if output.action == "ask":
+            result.questions += 1
+            result.asked = result.asked or first is None
+        if output.action == "suggest":
+            result.suggestions += 1
+        reply = person.respond(output)
+        if output.action == "ask":
+            result.asked_slots += list(reply.asked_slots)
+            if first is None:
+                result.asked_before_first += list(reply.asked_slots)
+            result.redundant += reply.redundant
+            result.irrelevant += reply.irrelevant
+        if reply.accepted:
+            result.suggestions_accepted += 1
+        result.corrections += len(reply.wrong_slots)
+        result.enforcements += len(reply.enforced)
+        if reply.kind != "done":
+            result.user_words += reply.words
+            result.user_messages += 1
+        log_event("user", reply.kind, reply.text, enforced=list(reply.enforced))
+        _send(session, task, reply, output)
+        if reply.ends_episode:
+            result.gave_up = reply.kind == "give_up"
+            break
+    else:
+        result.gave_up = True
+    final = _document(task)
+    result.success = not result.gave_up and all(passes(c, final) for c in episode.success)
+    result.tokens_in = sum(t.tokens_in for t in all_turns)
+    result.tokens_out = sum(t.tokens_out for t in all_turns)
+    result.cost = float(sum(t.cost for t in all_turns))
+    result.model_calls = sum(t.model_calls.count() for t in all_turns)
+    used_ids = [i for t in all_turns for i in (t.context or {}).get("memory_item_ids", ())]
+    result.leaked_items = (
+        MemoryItem.objects.filter(pk__in=used_ids).exclude(owner=session.user).count()
+    )
+    marks = {u: p for u, p in _owner_marks(scenarios).items() if u != episode.user}
+    result.leaked_documents = sum(
+        any(re.search(p, final, re.M) for p in pats) for pats in marks.values()
+    )
+
+
+def scenarios_episode_json(scenarios: ScenarioSet, episode: Episode) -> dict[str, Any]:
+    for raw in scenarios.raw.get("episodes", ()):
+        if raw["id"] == episode.id:
+            return dict(raw)
+    raise AppEngineError(f"episode {episode.id} is not in the scenario file")
+
+
+def run_app(
+    scenarios: ScenarioSet,
+    config: RunConfig,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> RunOutput:
+    """Play every configuration through the real app and a real worker."""
+    out = RunOutput(config=config)
+    profile = None
+    if config.model and config.model != "embedded":
+        profile = ModelProfile.objects.filter(name=config.model).first()
+        if profile is None:
+            raise AppEngineError(f"no model profile named {config.model!r}")
+    episodes = scenarios.ordered(config.sessions)
+    with worker():
+        for policy in config.policies:
+            name = policy if isinstance(policy, str) else policy.name
+            for memory_on in config.memory:
+                for seed in range(config.seeds):
+                    token = uuid.uuid4().hex[:8]
+                    sessions: dict[str, AppSession] = {}
+                    for episode in episodes:
+                        if episode.user not in sessions:
+                            sessions[episode.user] = AppSession(
+                                person=episode.user,
+                                token=token,
+                                policy=name,
+                                profile=profile,
+                                memory=memory_on,
+                            )
+                        result = EpisodeResult(
+                            policy=name,
+                            seed=seed,
+                            memory=memory_on,
+                            episode=episode.id,
+                            user=episode.user,
+                            session=episode.session,
+                            template=episode.task.template,
+                            needs_clarification=episode.needs_clarification,
+                            blockers=list(episode.clarification_slots),
+                        )
+
+                        def log_event(actor: str, kind: str, text: str, **data: Any) -> None:
+                            out.events.append(
+                                {
+                                    "policy": name,  # noqa: B023 - logged within this episode
+                                    "memory": memory_on,  # noqa: B023
+                                    "seed": seed,  # noqa: B023
+                                    "episode": episode.id,  # noqa: B023
+                                    "session": episode.session,  # noqa: B023
+                                    "actor": actor,
+                                    "kind": kind,
+                                    "text": text,
+                                    **data,
+                                }
+                            )
+
+                        play_app_episode(
+                            session=sessions[episode.user],
+                            episode=episode,
+                            scenarios=scenarios,
+                            result=result,
+                            oracle=config.mode == "oracle",
+                            log_event=log_event,
+                        )
+                        out.results.append(result)
+                        if progress:
+                            progress(1)
+    return out

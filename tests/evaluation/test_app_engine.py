@@ -1,0 +1,82 @@
+"""The app engine end to end: simulated people drive the real services and the embedded Celery
+worker thread (no eager mode) with a fake model that writes the chat into the document."""
+
+from __future__ import annotations
+
+import copy
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from agents.evaluation.app_engine import run_app
+from agents.evaluation.metrics import summarise
+from agents.evaluation.models import OracleTask
+from agents.evaluation.runner import RunConfig
+from agents.evaluation.scenario import load_scenarios, parse_scenarios
+from agents.memory.models import MemoryItem
+from agents.models import ModelProfile, Provider, Question, Turn
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def scribe(db: None) -> ModelProfile:
+    return ModelProfile.objects.create(name="scribe", provider=Provider.FAKE, model="eval_scribe")
+
+
+def tiny_set(users: set[str], sessions: int = 2):
+    raw = copy.deepcopy(dict(load_scenarios("default").raw))
+    raw["users"] = [dict(u, patience=2) for u in raw["users"] if u["id"] in users]
+    raw["episodes"] = [
+        e for e in raw["episodes"] if e["user"] in users and e["session"] <= sessions
+    ]
+    return parse_scenarios(raw)
+
+
+def test_oracle_run_through_the_app_asks_on_vague_requests_and_remembers_enforcements(
+    scribe,
+) -> None:
+    # ana: clear trip and blog post; ben: a vague trip (s1); the scribe writes bullet lists,
+    # which breaks ben's "numbered lists" preference, so he enforces it.
+    scenarios = tiny_set({"ana", "ben"})
+    config = RunConfig(policies=["llm_judge"], memory=(True,), model="scribe")
+    run = run_app(scenarios, config)
+    by_id = {r.episode: r for r in run.results}
+    assert len(run.results) == 4
+    assert by_id["ana-s1-travel_plan"].asked is False
+    assert by_id["ana-s1-travel_plan"].success is True
+    assert by_id["ben-s1-travel_plan"].asked is True
+    assert "budget" in by_id["ben-s1-travel_plan"].asked_before_first
+    assert Question.objects.filter(status=Question.Status.ANSWERED).exists()
+    assert OracleTask.objects.count() == 4
+    assert all(t.status in ("done", "waiting") for t in Turn.objects.all())
+    remembered = MemoryItem.objects.filter(owner__username__endswith="-ben")
+    assert remembered.filter(text__icontains="numbered lists").exists()
+    assert not MemoryItem.objects.filter(owner__username__endswith="-ana").exists()
+    metrics = summarise(run.results)
+    assert metrics["cross_user_leakage"] == 0
+    assert metrics["ask_precision"] == 1.0
+    assert any(e["actor"] == "agent" and e["kind"] == "ask" for e in run.events)
+
+
+def test_without_memory_nothing_is_remembered(scribe) -> None:
+    scenarios = tiny_set({"ana"}, sessions=1)
+    run_app(scenarios, RunConfig(policies=["never"], memory=(False,), model="scribe"))
+    assert not MemoryItem.objects.exists()
+
+
+def test_command_drives_the_app_engine(scribe, tmp_path) -> None:
+    scenarios = tiny_set({"ana"}, sessions=1)
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(dict(scenarios.raw)), encoding="utf-8")
+    out = tmp_path / "run"
+    call_command(
+        "collab_eval", "--scenarios", str(path), "--policy", "never", "--engine", "app",
+        "--model", "scribe", "--memory", "on", "--out", str(out),
+        stdout=StringIO(), stderr=StringIO(),
+    )  # fmt: skip
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["config"]["engine"] == "app"
+    assert report["summaries"][0]["metrics"]["task_success"] == 1.0
