@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import json
 from html.parser import HTMLParser
 
+import pytest
 from django.urls import reverse
 
+from agents.models import Agent
 from collab.lib.colors import PALETTE, presence_color
 
 
@@ -106,3 +109,18 @@ def test_preview_only_answers_posts(as_user, bob, task):
 def test_presence_colour_is_stable_and_from_the_palette():
     assert presence_color("user:1") == presence_color("user:1")
     assert {presence_color(f"user:{n}") for n in range(200)} == set(PALETTE)
+
+
+@pytest.mark.django_db
+def test_task_page_lists_the_tasks_active_agents_for_the_presence_list(as_user, bob, task):
+    planner = Agent.objects.create(workspace=task.workspace, name="Planner", colour="#112233")
+    planner.tasks.add(task)
+    resting = Agent.objects.create(workspace=task.workspace, name="Resting", is_active=False)
+    resting.tasks.add(task)
+    Agent.objects.create(workspace=task.workspace, name="Elsewhere")
+
+    html = as_user(bob).get(reverse("tasks:detail", args=[task.pk])).content.decode()
+
+    agents_json = html[html.index('id="document-agents"') :]
+    agents_json = agents_json[agents_json.index(">") + 1 : agents_json.index("</script>")]
+    assert json.loads(agents_json) == [{"name": "Planner", "color": "#112233"}]

@@ -246,13 +246,20 @@ class DocumentEditor {
       entry.me = entry.me || clientId === me
       people.set(key, entry)
     }
+    // Agents on the task are listed even while they are not in the document.
+    for (const agent of this.agentsOnTask()) {
+      const key = 'agent:' + agent.name
+      if (!people.has(key)) {
+        people.set(key, { name: agent.name, color: agent.color, kind: 'agent', me: false, count: 0, idle: true })
+      }
+    }
     const items = [...people.values()].sort((a, b) =>
       (b.me - a.me) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name))
     this.presenceEl.replaceChildren(...items.map((p) => {
       const li = document.createElement('li')
-      li.className = 'presence-item kind-' + p.kind + (p.me ? ' is-me' : '')
+      li.className = 'presence-item kind-' + p.kind + (p.me ? ' is-me' : '') + (p.idle ? ' is-idle' : '')
       li.dataset.name = p.name
-      li.title = p.name + (p.kind === 'agent' ? ' (agent)' : '') + (p.me ? ' (you)' : '')
+      li.title = p.name + (p.kind === 'agent' ? (p.idle ? ' (agent on this task, not in the document now)' : ' (agent)') : '') + (p.me ? ' (you)' : '')
       const dot = document.createElement('span')
       dot.className = 'presence-dot'
       if (typeof p.color === 'string' && /^#[0-9a-fA-F]{3,8}$/.test(p.color)) dot.style.background = p.color
@@ -263,6 +270,19 @@ class DocumentEditor {
       li.append(dot, label)
       return li
     }))
+  }
+
+  agentsOnTask () {
+    if (this._agents === undefined) {
+      const script = document.getElementById('document-agents')
+      try {
+        const parsed = script ? JSON.parse(script.textContent) : []
+        this._agents = Array.isArray(parsed) ? parsed.filter((a) => a && typeof a.name === 'string') : []
+      } catch (e) {
+        this._agents = []
+      }
+    }
+    return this._agents
   }
 
   initialMode () {
