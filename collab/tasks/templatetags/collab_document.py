@@ -3,9 +3,8 @@ from __future__ import annotations
 from django import template
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-from collab.tasks.models import Task
-
 from collab.lib.colors import presence_color
+from collab.tasks.models import Task
 
 register = template.Library()
 
