@@ -12,6 +12,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -21,10 +22,10 @@ from django.http import Http404
 
 from collab.realtime import yprotocol
 from collab.realtime.consumers import CloseCode
-from collab.realtime.rooms import Room, get_manager
+from collab.realtime.rooms import Room, database, get_manager
 from collab.tasks.models import Document
 from collab.tasks.selectors import TaskAccess, get_task_access
-from collab.workspaces.selectors import AnyUser
+from collab.workspaces.selectors import AnyUser, get_membership
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,15 @@ class DocumentConsumer(AsyncWebsocketConsumer):
     label = ""
     can_edit = False
 
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Channels' dispatch runs close_old_connections() through the ORM's single database
+        # thread before every message: a keystroke would queue behind every flush. Frames use
+        # no database connection here (rooms manage theirs), so they skip that housekeeping.
+        if message["type"] == "websocket.receive":
+            await self.websocket_receive(message)
+            return
+        await super().dispatch(message)
+
     async def connect(self) -> None:
         user = self.scope.get("user") or AnonymousUser()
         self.task_id = int(self.scope["url_route"]["kwargs"]["task_id"])
@@ -62,6 +72,7 @@ class DocumentConsumer(AsyncWebsocketConsumer):
         self.user_id = found.access.membership.user_id
         self.label = found.label
         self.can_edit = found.access.can_edit
+        self.workspace_id = found.access.task.workspace_id
         self._role_checked = time.monotonic()
         self._refreshing: asyncio.Task[None] | None = None
         await self.accept()
@@ -110,8 +121,8 @@ class DocumentConsumer(AsyncWebsocketConsumer):
 
     async def _refresh_role(self) -> None:
         try:
-            found = await database_sync_to_async(_document_access)(self.scope["user"], self.task_id)
+            membership = await database(get_membership)(self.scope["user"], self.workspace_id)
         except Http404:
             await self._reject(CloseCode.FORBIDDEN, "no longer a member")
             return
-        self.can_edit = found.access.can_edit
+        self.can_edit = membership.can_edit

@@ -18,11 +18,13 @@ import asyncio
 import logging
 import time
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
-from channels.db import database_sync_to_async
+from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import connection
 from pycrdt import TransactionEvent, merge_updates
 
 from collab.lib import ytext
@@ -32,8 +34,25 @@ from collab.tasks import documents
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 # How long another process's awareness entry lives without a renewal (y-protocols uses 30 s).
 REMOTE_AWARENESS_TIMEOUT = 30.0
+
+
+def database(func: Callable[..., T]) -> Callable[..., Awaitable[T]]:
+    """Run ``func`` in the thread that Django's ORM uses from async code, keeping its database
+    connection open between calls (``database_sync_to_async`` closes it around every call,
+    which costs a new SQLite connection per keystroke batch); closed after an error."""
+
+    def call(*args: Any, **kwargs: Any) -> T:
+        try:
+            return func(*args, **kwargs)
+        except Exception:
+            connection.close()
+            raise
+
+    return sync_to_async(call, thread_sensitive=True)
 
 
 class Peer(Protocol):
@@ -50,6 +69,14 @@ class Peer(Protocol):
 class _PeerState:
     last_sent: float = field(default_factory=time.monotonic)
     client_ids: set[int] = field(default_factory=set)
+
+
+@dataclass
+class _Batch:
+    items: list[_Pending]
+    state_vector: bytes
+    text: str
+    request: documents.AppendRequest
 
 
 @dataclass
@@ -76,22 +103,17 @@ class Room:
         self.last_flushed_text: str | None = None
         self.text_dirty = False
         self.closed = False
-        self._flush_lock = asyncio.Lock()
-        self._flush_task: asyncio.Task[None] | None = None
-        self._ticker: asyncio.Task[None] | None = None
         self._unload_task: asyncio.Task[None] | None = None
         self._compacting = False
         self._compaction: asyncio.Task[None] | None = None
-        self._last_catchup = time.monotonic()
 
     # --- lifecycle ---------------------------------------------------------------------------
 
     async def load(self) -> None:
-        loaded = await database_sync_to_async(documents.load_document)(document_id=self.document_id)
+        loaded = await database(documents.load_document)(document_id=self.document_id)
         self._apply(loaded.state)
         self.last_update_id = loaded.last_update_id
         self.last_flushed_text = loaded.text
-        self._ticker = asyncio.create_task(self._tick_forever())
 
     async def join(self, peer: Peer) -> None:
         self.peers[peer] = _PeerState()
@@ -124,12 +146,12 @@ class Room:
     async def close(self) -> None:
         """Flush, record a version, stop the background tasks (the manager calls this)."""
         self.closed = True
-        for task in (self._ticker, self._unload_task):
-            if task is not None and task is not asyncio.current_task():
-                task.cancel()
+        task = self._unload_task
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
         await self.flush()
         try:
-            await database_sync_to_async(documents.checkpoint_document)(
+            await database(documents.checkpoint_document)(
                 document_id=self.document_id, text=str(self.text)
             )
         except Exception:
@@ -238,67 +260,68 @@ class Room:
 
     async def catch_up(self) -> None:
         """Apply whatever the update log holds that this room has not seen."""
-        self._last_catchup = time.monotonic()
-        snapshot, rows = await database_sync_to_async(documents.list_updates_after)(
-            document_id=self.document_id, after_id=self.last_update_id
-        )
-        await self._apply_rows(snapshot, rows)
+        await self.manager.catch_up(self.document_id)
 
     async def _apply_rows(self, snapshot: bytes | None, rows: list[tuple[int, bytes]]) -> None:
         if snapshot:
             await self.apply_remote(snapshot)
         for row_id, data in rows:
-            await self.apply_remote(data)
+            if data:  # compaction empties the rows it folded into the snapshot
+                await self.apply_remote(data)
             self.last_update_id = max(self.last_update_id, row_id)
 
     # --- persistence -------------------------------------------------------------------------
 
     def _schedule_flush(self) -> None:
-        if self._flush_task is None or self._flush_task.done():
-            self._flush_task = asyncio.create_task(self._flush_later())
-
-    async def _flush_later(self) -> None:
-        await asyncio.sleep(settings.DOCUMENT_FLUSH_DELAY)
-        await self.flush()
+        self.manager.request_flush(self)
 
     async def flush(self) -> None:
-        async with self._flush_lock:
-            while self.pending or self.text_dirty:
-                batch, self.pending = self.pending, []
-                self.text_dirty = False
-                state_vector = self.doc.get_state()
-                text = str(self.text)
-                try:
-                    result = await database_sync_to_async(documents.append_document_updates)(
-                        document_id=self.document_id,
-                        updates=_merge_by_author(batch),
-                        text=text,
-                        previous_text=self.last_flushed_text,
-                        after_id=self.last_update_id,
-                    )
-                except Exception:
-                    log.exception("could not persist updates of document %s", self.document_id)
-                    self.pending[:0] = batch
-                    self.text_dirty = True
-                    if not self.closed:
-                        asyncio.get_running_loop().call_later(1.0, self._schedule_flush)
-                    return
-                self.last_flushed_text = text
-                self.last_update_id = max(self.last_update_id, result.last_update_id)
-                acked = {item.peer for item in batch if item.peer is not None}
-                ack = yprotocol.sync_step1(state_vector)
-                for peer in acked:
-                    if peer in self.peers:
-                        await self._send(peer, ack)
-                if result.snapshot or result.missed:
-                    await self._apply_rows(result.snapshot, result.missed)
-                if result.should_compact and not self._compacting:
-                    self._compaction = asyncio.create_task(self._compact())
+        await self.manager.flush_rooms([self])
+
+    def _take_batch(self) -> _Batch | None:
+        if not self.pending and not self.text_dirty:
+            return None
+        text = str(self.text)
+        batch = _Batch(
+            items=self.pending,
+            state_vector=self.doc.get_state(),
+            text=text,
+            request=documents.AppendRequest(
+                document_id=self.document_id,
+                updates=_merge_by_author(self.pending),
+                text=text,
+                previous_text=self.last_flushed_text,
+                after_id=self.last_update_id,
+            ),
+        )
+        self.pending = []
+        self.text_dirty = False
+        return batch
+
+    def _restore_batch(self, batch: _Batch) -> None:
+        self.pending[:0] = batch.items
+        self.text_dirty = True
+
+    async def _after_flush(self, batch: _Batch, result: documents.AppendResult | None) -> None:
+        if result is None:  # the document was deleted: nothing more to write
+            log.warning("document %s no longer exists; dropping its room", self.document_id)
+            return
+        self.last_flushed_text = batch.text
+        self.last_update_id = max(self.last_update_id, result.last_update_id)
+        acked = {item.peer for item in batch.items if item.peer is not None}
+        ack = yprotocol.sync_step1(batch.state_vector)
+        for peer in acked:
+            if peer in self.peers:
+                await self._send(peer, ack)
+        if result.snapshot or result.missed:
+            await self._apply_rows(result.snapshot, result.missed)
+        if result.should_compact and not self._compacting:
+            self._compacting = True
+            self._compaction = asyncio.create_task(self._compact())
 
     async def _compact(self) -> None:
-        self._compacting = True
         try:
-            await database_sync_to_async(documents.compact_document)(document_id=self.document_id)
+            await database(documents.compact_document)(document_id=self.document_id)
         except Exception:
             log.exception("could not compact document %s", self.document_id)
         finally:
@@ -329,19 +352,8 @@ class Room:
             if peer is not exclude:
                 await self._send(peer, data)
 
-    async def _tick_forever(self) -> None:
-        keepalive = settings.DOCUMENT_KEEPALIVE_SECONDS
-        catchup = settings.DOCUMENT_CATCHUP_SECONDS
-        tick = max(0.05, min(keepalive / 3, catchup / 3, 2.0))
-        while not self.closed:
-            await asyncio.sleep(tick)
-            try:
-                await self._tick(keepalive, catchup)
-            except Exception:
-                log.exception("room tick of document %s failed", self.document_id)
-
-    async def _tick(self, keepalive: float, catchup: float) -> None:
-        now = time.monotonic()
+    async def tick(self, now: float, keepalive: float) -> None:
+        """Keep quiet sockets alive; forget other processes' awareness entries gone stale."""
         quiet = [peer for peer, state in self.peers.items() if now - state.last_sent >= keepalive]
         if quiet:
             ping = yprotocol.sync_step1(self.doc.get_state())
@@ -361,8 +373,6 @@ class Room:
                     gone.append(AwarenessEntry(client_id, entry.clock + 1, "null"))
             if gone:
                 await self._share_awareness(gone, exclude=None)
-        if now - self._last_catchup >= catchup:
-            await self.catch_up()
 
 
 def _merge_by_author(batch: list[_Pending]) -> list[documents.PendingUpdate]:
@@ -386,6 +396,87 @@ class RoomManager:
         self.rooms: dict[int, Room] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self.relay: relay.Relay = relay.make_relay(self)
+        self._dirty: set[Room] = set()
+        self._flusher: asyncio.Task[None] | None = None
+        self._flush_lock = asyncio.Lock()
+        self._ticker: asyncio.Task[None] | None = None
+
+    # --- one ticker per process: keep-alive of every socket, catch-up of every room ---------
+
+    def _start_ticker(self) -> None:
+        if self._ticker is None or self._ticker.done():
+            self._ticker = asyncio.create_task(self._tick_forever())
+
+    async def _tick_forever(self) -> None:
+        keepalive = settings.DOCUMENT_KEEPALIVE_SECONDS
+        catchup = settings.DOCUMENT_CATCHUP_SECONDS
+        tick = max(0.05, min(keepalive / 3, catchup / 3, 2.0))
+        last_catchup = time.monotonic()
+        while self.rooms:
+            await asyncio.sleep(tick)
+            now = time.monotonic()
+            for room in list(self.rooms.values()):
+                try:
+                    await room.tick(now, keepalive)
+                except Exception:
+                    log.exception("tick of document %s failed", room.document_id)
+            if now - last_catchup >= catchup:
+                last_catchup = now
+                await self.catch_up()
+
+    async def catch_up(self, document_id: int | None = None) -> None:
+        """Apply what the update log holds that the rooms have not seen (all rooms, in two
+        queries, or one room after a relay gap)."""
+        rooms = list(self.rooms.values())
+        if document_id is not None:
+            rooms = [room for room in rooms if room.document_id == document_id]
+        if not rooms:
+            return
+        try:
+            found = await database(documents.list_updates_after_many)(
+                {room.document_id: room.last_update_id for room in rooms}
+            )
+        except Exception:
+            log.exception("catch-up of %d documents failed", len(rooms))
+            return
+        for room in rooms:
+            if room.document_id in found and not room.closed:
+                await room._apply_rows(*found[room.document_id])
+
+    # --- persistence: the rooms of this process flush together, one transaction per tick ---
+
+    def request_flush(self, room: Room) -> None:
+        self._dirty.add(room)
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush_forever())
+
+    async def _flush_forever(self) -> None:
+        while self._dirty:
+            await asyncio.sleep(settings.DOCUMENT_FLUSH_DELAY)
+            rooms, self._dirty = list(self._dirty), set()
+            if not await self.flush_rooms(rooms):
+                await asyncio.sleep(1.0)  # the database is unavailable: retry, keep the updates
+
+    async def flush_rooms(self, rooms: list[Room]) -> bool:
+        """Write the pending updates of ``rooms`` in one transaction, then acknowledge them."""
+        async with self._flush_lock:
+            batches = [(room, batch) for room in rooms if (batch := room._take_batch())]
+            if not batches:
+                return True
+            try:
+                results = await database(documents.append_document_updates_many)(
+                    [batch.request for _, batch in batches]
+                )
+            except Exception:
+                log.exception("could not persist the updates of %d documents", len(batches))
+                for room, batch in batches:
+                    room._restore_batch(batch)
+                    if not room.closed:
+                        self._dirty.add(room)
+                return False
+            for room, batch in batches:
+                await room._after_flush(batch, results.get(room.document_id))
+            return True
 
     def _lock(self, document_id: int) -> asyncio.Lock:
         return self._locks.setdefault(document_id, asyncio.Lock())
@@ -398,6 +489,7 @@ class RoomManager:
                 await self.relay.subscribe(document_id)
                 await room.load()
                 self.rooms[document_id] = room
+                self._start_ticker()
             await room.join(peer)
             return room
 
@@ -413,6 +505,9 @@ class RoomManager:
         for room in list(self.rooms.values()):
             room.peers.clear()
             await self.unload(room)
+        for task in (self._ticker, self._flusher):
+            if task is not None:
+                task.cancel()
         await self.relay.close()
 
     # Called by the relay and by in-process publishers.
@@ -425,16 +520,6 @@ class RoomManager:
         room = self.rooms.get(document_id)
         if room is not None:
             await room.apply_remote_awareness(update)
-
-    async def catch_up(self, document_id: int | None = None) -> None:
-        targets = [self.rooms[document_id]] if document_id in self.rooms else []
-        if document_id is None:
-            targets = list(self.rooms.values())
-        for room in targets:
-            try:
-                await room.catch_up()
-            except Exception:
-                log.exception("catch-up of document %s failed", room.document_id)
 
 
 _managers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, RoomManager] = (

@@ -48,6 +48,10 @@ class Document(models.Model):
         default=0, help_text="The snapshot holds every DocumentUpdate with an id up to this one."
     )
     snapshot_at = models.DateTimeField(null=True, blank=True)
+    log_length = models.PositiveIntegerField(
+        default=0, help_text="How many DocumentUpdate rows follow the snapshot."
+    )
+    versioned_at = models.DateTimeField(null=True, blank=True, help_text="Latest version.")
     pending_authors = models.JSONField(
         default=list, blank=True, help_text="Who changed the text since the latest version."
     )

@@ -22,6 +22,10 @@ def main(argv: list[str]) -> None:
         call_command("migrate", verbosity=0, interactive=False)
     elif command == "seed":
         print(json.dumps(_seed(args[0] if args else "")))
+    elif command == "tasks":
+        print(json.dumps(_tasks(int(args[0]))))
+    elif command == "coldload":
+        print(json.dumps(_cold_load(chars=int(args[0]), updates=int(args[1]))))
     elif command == "edit":
         from collab.tasks.documents import apply_text_edit
         from collab.tasks.models import Task
@@ -58,6 +62,73 @@ def _seed(text: str) -> dict[str, object]:
         for user in (alice, bob, carol)
     }
     return {"task_id": task.pk, "document_id": task.document.pk, "tokens": tokens}
+
+
+def _tasks(count: int) -> list[int]:
+    """``count`` more tasks in the seeded workspace (for bench/realtime.py)."""
+    from collab.workspaces.models import Workspace
+    from tests import factories
+
+    workspace = Workspace.objects.order_by("id").first()
+    assert workspace is not None
+    return [factories.make_task(workspace, title=f"Bench {i}").pk for i in range(count)]
+
+
+def _cold_load(*, chars: int, updates: int) -> dict[str, object]:
+    """Build a document of about ``chars`` characters from ``updates`` persisted updates the way
+    rooms write them (batches of 10, compaction as configured), then time cold loads."""
+    import time
+
+    from collab.lib import ytext
+    from collab.tasks import documents
+    from collab.tasks.models import Document, DocumentUpdate, Task
+
+    task = Task.objects.order_by("id").first()
+    assert task is not None
+    document_id = task.document.pk
+    doc, text = ytext.new_doc()
+    chunk = max(1, chars // updates)
+    pending: list[bytes] = []
+    written = 0
+    after_id = 0
+    for i in range(updates):
+        before = doc.get_state()
+        position = (i * 7919) % (len(str(text)) + 1)
+        current = str(text)
+        text.insert(ytext.utf8_offset(current, position), "ab😀cdefgh日本"[:chunk] * 1)
+        pending.append(doc.get_update(before))
+        if len(pending) == 10 or i == updates - 1:
+            result = documents.append_document_updates(
+                document_id=document_id,
+                updates=[documents.PendingUpdate(u, None, "bench") for u in pending],
+                text=str(text),
+                previous_text=None,
+                after_id=after_id,
+            )
+            after_id = result.last_update_id
+            if result.should_compact:
+                documents.compact_document(document_id=document_id)
+            written += len(pending)
+            pending = []
+    timings = []
+    for _ in range(20):
+        started = time.perf_counter()
+        loaded = documents.load_document(document_id=document_id)
+        timings.append((time.perf_counter() - started) * 1000)
+    assert loaded.text == str(text)
+    document = Document.objects.get(pk=document_id)
+    timings_sorted = sorted(timings)
+    return {
+        "chars": len(loaded.text),
+        "updates": written,
+        "log_rows_after_snapshot": DocumentUpdate.objects.filter(
+            document_id=document_id, id__gt=document.snapshot_update_id
+        ).count(),
+        "snapshot_bytes": len(bytes(document.ystate)),
+        "first_ms": timings[0],
+        "p50_ms": timings_sorted[len(timings) // 2],
+        "max_ms": timings_sorted[-1],
+    }
 
 
 if __name__ == "__main__":

@@ -299,7 +299,7 @@ async def test_a_viewer_promoted_to_editor_can_edit_without_reconnecting(
     await database_sync_to_async(
         lambda: workspace.memberships.filter(user=carol).update(role=Role.EDITOR)
     )()
-    await client.insert(0, "ignored")  # this frame triggers the role refresh
+    await client.set_awareness(1, '{"user":{"name":"carol"}}')  # any frame refreshes the role
     await client.pump(0.3)
 
     await client.insert(0, "now I can ")

@@ -205,3 +205,45 @@ def test_a_minimal_diff_of_large_texts_only_touches_the_changed_lines():
     start, end, inserted = ops[0]
     assert start == end
     assert old[:start] + inserted + old[end:] == new
+
+
+def test_replace_in_document_works_on_the_latest_persisted_text(task):
+    documents.apply_text_edit(task=task, new_text="Budget: 100 €\n", author_label="alice")
+    # the column lags (as when another process's room has not rewritten it yet)
+    Document.objects.filter(task=task).update(text="stale")
+
+    edit = documents.replace_in_document(
+        task=task, find="100 €", replace="120 € 💶", author_label="agent:Scribe"
+    )
+
+    assert edit is not None
+    assert Document.objects.get(task=task).text == "Budget: 120 € 💶\n"
+    assert (
+        documents.replace_in_document(task=task, find="100 €", replace="x", author_label="a")
+        is None
+    )
+
+
+def test_one_flush_persists_the_batches_of_several_documents(workspace):
+    first, second = factories.make_task(workspace), factories.make_task(workspace, title="Other")
+    requests = []
+    for task, word in ((first, "one"), (second, "two")):
+        loaded = documents.load_document(document_id=task.document.pk)
+        requests.append(
+            documents.AppendRequest(
+                document_id=task.document.pk,
+                updates=[
+                    documents.PendingUpdate(_update_inserting(loaded.state, 0, word), None, "bob")
+                ],
+                text=word,
+                previous_text="",
+                after_id=loaded.last_update_id,
+            )
+        )
+    gone = documents.AppendRequest(999_999, [], "x", "", 0)
+
+    results = documents.append_document_updates_many([*requests, gone])
+
+    assert set(results) == {first.document.pk, second.document.pk}
+    assert Document.objects.get(task=first).text == "one"
+    assert Document.objects.get(task=second).text == "two"

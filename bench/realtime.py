@@ -1,0 +1,267 @@
+"""Live document benchmark: prints figures, asserts nothing.
+
+    python bench/realtime.py                 # short run (about 2 minutes)
+    python bench/realtime.py --docs 100 --clients 3 --duration 60 --fanout 100 --redis
+
+1. Cold load of a 50 kB document with 10,000 updates of history (with and without compaction).
+2. N documents x M clients, every client editing once per second: edit → remote update latency
+   p50/p99, dropped and duplicated updates, CPU and RSS of the web process (one Daphne process,
+   embedded mode with SQLite unless --redis: then Redis relay and still one web process).
+3. Fan-out: one document, F clients, one writer: latency to every other client.
+4. The same loads against the reference Node server (@y/websocket-server, in memory, no
+   persistence, no authorisation) in the same run, and the ratio Collab / reference.
+
+The load generator (bench/realtime_load.mjs) runs real Yjs clients in one Node process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.realtime.live import (  # noqa: E402
+    TEST_REDIS_URL,
+    LiveSite,
+    free_port,
+    redis_available,
+)
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+class ProcessSampler:
+    """CPU seconds and peak RSS of one process, read from /proc while a load runs."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak_rss_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+    def _rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                self.peak_rss_mb = max(self.peak_rss_mb, self._rss_mb())
+            except OSError:
+                return
+
+    def __enter__(self) -> ProcessSampler:
+        self.cpu_start = self._cpu_seconds()
+        self.wall_start = time.monotonic()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.cpu = self._cpu_seconds() - self.cpu_start
+        self.wall = time.monotonic() - self.wall_start
+        self.peak_rss_mb = max(self.peak_rss_mb, self._rss_mb())
+
+    @property
+    def cpu_percent(self) -> float:
+        return 100 * self.cpu / self.wall if self.wall else 0.0
+
+
+def node_workdir() -> Path:
+    if not shutil.which("node") or not shutil.which("npm"):
+        raise SystemExit("bench/realtime.py needs Node.js and npm (the Yjs load generator).")
+    from tests.realtime import nodejs
+
+    workdir = nodejs.node_workdir()
+    shutil.copy(ROOT / "bench" / "realtime_load.mjs", workdir / "realtime_load.mjs")
+    return workdir
+
+
+def run_load(workdir: Path, config: dict[str, Any], pid: int) -> dict[str, Any]:
+    path = workdir / f"load-{os.getpid()}.json"
+    path.write_text(json.dumps(config))
+    with ProcessSampler(pid) as sampler:
+        result = subprocess.run(
+            ["node", "realtime_load.mjs", path.name],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=config["duration"] + config["warmup"] + config["drain"] + 600,
+            check=False,
+        )
+    if result.returncode != 0:
+        raise RuntimeError(f"load generator failed:\n{result.stderr[-3000:]}")
+    figures: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    figures["cpu_percent"] = sampler.cpu_percent
+    figures["peak_rss_mb"] = sampler.peak_rss_mb
+    return figures
+
+
+def print_load(title: str, figures: dict[str, Any]) -> None:
+    def ms(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:7.2f} ms"
+
+    print(f"  {title}")
+    print(
+        f"    clients {figures['clients']} (unsynced {figures['unsynced']}), "
+        f"edits {figures['edits']} in {figures['measuredSeconds']:.0f} s, "
+        f"remote updates {figures['receipts']}"
+    )
+    print(
+        f"    edit → remote update  p50 {ms(figures['p50'])}   p99 {ms(figures['p99'])}   "
+        f"max {ms(figures['max'])}"
+    )
+    print(
+        f"    dropped {figures['drops']}   duplicated {figures['duplicates']}   "
+        f"converged docs {figures['convergedDocs']}/{figures['docs']}   "
+        f"socket errors {figures['errors']}"
+    )
+    print(
+        f"    server CPU {figures['cpu_percent']:5.1f} %   peak RSS {figures['peak_rss_mb']:.0f} MB"
+    )
+
+
+def ratio(ours: float | None, theirs: float | None) -> str:
+    if not ours or not theirs:
+        return "n/a"
+    return f"{ours / theirs:.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=100)
+    parser.add_argument("--clients", type=int, default=3, help="clients per document")
+    parser.add_argument("--rate", type=float, default=1.0, help="edits per second per client")
+    parser.add_argument("--duration", type=float, default=15.0, help="measured seconds per load")
+    parser.add_argument("--fanout", type=int, default=100, help="clients of the fan-out document")
+    parser.add_argument("--fanout-rate", type=float, default=2.0)
+    parser.add_argument("--redis", action="store_true", help="production relay through Redis")
+    parser.add_argument("--skip-cold-load", action="store_true")
+    parser.add_argument("--skip-reference", action="store_true")
+    args = parser.parse_args()
+
+    workdir = node_workdir()
+    with tempfile.TemporaryDirectory(prefix="collab-bench-") as tmp:
+        redis_url = None
+        if args.redis:
+            if not redis_available():
+                raise SystemExit(f"--redis needs Redis at {TEST_REDIS_URL}")
+            redis_url = TEST_REDIS_URL
+        site = LiveSite(Path(tmp) / "site", redis_url=redis_url, settings={"LOG_LEVEL": "ERROR"})
+        try:
+            bench(site, workdir, args)
+        finally:
+            site.close()
+
+
+def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
+    print(f"Collab live documents benchmark ({'Redis relay' if site.redis_url else 'embedded'})")
+    cast = site.prepare()
+
+    if not args.skip_cold_load:
+        print("\n1. Cold load: 50 kB document, 10,000 updates of history (20 loads each)")
+        for label, compact_after in (("with compaction (default)", None), ("no compaction", 10**9)):
+            cold = LiveSite(site.directory.parent / f"cold-{compact_after}")
+            if compact_after:
+                cold.settings["DOCUMENT_COMPACT_AFTER"] = str(compact_after)
+            shutil.copy(site.database, cold.database)
+            figures = json.loads(cold.manage("coldload", "50000", "10000"))
+            print(
+                f"  {label}: {figures['chars']:,} chars, {figures['updates']:,} updates, "
+                f"{figures['log_rows_after_snapshot']:,} log rows after the snapshot: "
+                f"first load {figures['first_ms']:.1f} ms, p50 {figures['p50_ms']:.1f} ms, "
+                f"max {figures['max_ms']:.1f} ms"
+            )
+
+    task_ids = json.loads(site.manage("tasks", str(max(args.docs, 1))))
+    fanout_task = json.loads(site.manage("tasks", "1"))[0]
+    token = cast.tokens["alice"]
+    headers = {"Authorization": f"Bearer {token}"}
+    server = site.start()
+
+    common = {"warmup": 3, "drain": 3, "duration": args.duration}
+    load = {
+        **common,
+        "clientsPerDoc": args.clients,
+        "writersPerDoc": args.clients,
+        "rate": args.rate,
+    }
+    fanout = {**common, "clientsPerDoc": args.fanout, "writersPerDoc": 1, "rate": args.fanout_rate}
+    title = f"{args.docs} documents x {args.clients} clients at {args.rate:g} edit/s each"
+    fan_title = f"fan-out: 1 document x {args.fanout} clients, 1 writer at {args.fanout_rate:g}/s"
+
+    print("\n2. Collab (Daphne, one web process)")
+    ours = run_load(
+        workdir,
+        {**load, "targets": [{"url": server.url(t), "headers": headers} for t in task_ids]},
+        server.process.pid,
+    )
+    print_load(title, ours)
+    ours_fan = run_load(
+        workdir,
+        {**fanout, "targets": [{"url": server.url(fanout_task), "headers": headers}]},
+        server.process.pid,
+    )
+    print_load(fan_title, ours_fan)
+    server.stop()
+
+    if args.skip_reference:
+        return
+    print("\n3. Reference: @y/websocket-server (Node, in memory, no persistence, no auth)")
+    port = free_port()
+    reference = subprocess.Popen(
+        ["node", "node_modules/@y/websocket-server/src/server.js"],
+        cwd=workdir,
+        env={**os.environ, "HOST": "127.0.0.1", "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        time.sleep(1.0)
+        base = f"ws://127.0.0.1:{port}"
+        theirs = run_load(
+            workdir,
+            {**load, "targets": [{"url": f"{base}/bench-{t}"} for t in task_ids]},
+            reference.pid,
+        )
+        print_load(title, theirs)
+        theirs_fan = run_load(
+            workdir, {**fanout, "targets": [{"url": f"{base}/bench-fanout"}]}, reference.pid
+        )
+        print_load(fan_title, theirs_fan)
+    finally:
+        reference.terminate()
+        reference.wait(10)
+
+    print("\n4. Ratio Collab / reference (lower is better; ≤ 1.0 means as fast or faster)")
+    print(
+        f"  {title}: p50 {ratio(ours['p50'], theirs['p50'])}, "
+        f"p99 {ratio(ours['p99'], theirs['p99'])}, "
+        f"CPU {ratio(ours['cpu_percent'], theirs['cpu_percent'])}"
+    )
+    print(
+        f"  {fan_title}: p50 {ratio(ours_fan['p50'], theirs_fan['p50'])}, "
+        f"p99 {ratio(ours_fan['p99'], theirs_fan['p99'])}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+// Load generator for bench/realtime.py: many Yjs clients speaking the y-websocket protocol.
+//
+//   node realtime_load.mjs config.json   → prints one JSON line of results
+//
+// config: { targets: [{url, headers}], clientsPerDoc, writersPerDoc, rate (edits/s per writer),
+//           duration (s), warmup (s), drain (s), connectBatch }
+// Every edit appends a unique token ⟦id⟧ at the end of the text (never inside another token).
+// A receiving client finds tokens in the inserted text of each remote change and records
+// now - sendTime (one process, one clock). Expected receipts per edit: clientsPerDoc - 1.
+import fs from 'node:fs'
+import { performance } from 'node:perf_hooks'
+import * as Y from 'yjs'
+import * as syncProtocol from 'y-protocols/sync'
+import * as encoding from 'lib0/encoding'
+import * as decoding from 'lib0/decoding'
+import WebSocket from 'ws'
+
+const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'))
+const sendTimes = new Map() // id -> [time, docIndex, measured]
+const receipts = new Map() // id -> count
+const latencies = []
+let nextId = 1
+let measuring = false
+let errors = 0
+
+function makeClient (target, docIndex) {
+  return new Promise((resolve) => {
+    const doc = new Y.Doc()
+    const text = doc.getText('content')
+    const ws = new WebSocket(target.url, { headers: target.headers || {} })
+    ws.binaryType = 'arraybuffer'
+    const client = { doc, text, ws, synced: false, docIndex }
+    text.observe((event, transaction) => {
+      if (transaction.origin !== 'remote') return
+      const now = performance.now()
+      for (const op of event.changes.delta) {
+        if (typeof op.insert !== 'string') continue
+        for (const match of op.insert.matchAll(/⟦(\d+)⟧/g)) {
+          const id = Number(match[1])
+          receipts.set(id, (receipts.get(id) || 0) + 1)
+          const sent = sendTimes.get(id)
+          if (sent && sent[2]) latencies.push(now - sent[0])
+        }
+      }
+    })
+    doc.on('update', (update, origin) => {
+      if (origin === 'remote' || ws.readyState !== WebSocket.OPEN) return
+      const encoder = encoding.createEncoder()
+      encoding.writeVarUint(encoder, 0)
+      syncProtocol.writeUpdate(encoder, update)
+      ws.send(encoding.toUint8Array(encoder))
+    })
+    ws.on('open', () => {
+      const encoder = encoding.createEncoder()
+      encoding.writeVarUint(encoder, 0)
+      syncProtocol.writeSyncStep1(encoder, doc)
+      ws.send(encoding.toUint8Array(encoder))
+    })
+    ws.on('message', (data) => {
+      const decoder = decoding.createDecoder(new Uint8Array(data))
+      const encoder = encoding.createEncoder()
+      const type = decoding.readVarUint(decoder)
+      if (type !== 0) return // awareness / auth: not measured
+      encoding.writeVarUint(encoder, 0)
+      const step = syncProtocol.readSyncMessage(decoder, encoder, doc, 'remote')
+      if (encoding.length(encoder) > 1) ws.send(encoding.toUint8Array(encoder))
+      if (step === syncProtocol.messageYjsSyncStep2 && !client.synced) {
+        client.synced = true
+        resolve(client)
+      }
+    })
+    ws.on('error', () => { errors++ })
+    ws.on('close', () => { if (!client.synced) resolve(client) })
+  })
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const clients = []
+const docs = config.targets.length
+const started = performance.now()
+for (let d = 0; d < docs; d++) {
+  const batch = []
+  for (let c = 0; c < config.clientsPerDoc; c++) batch.push(makeClient(config.targets[d], d))
+  clients.push(...await Promise.all(batch))
+}
+const connectSeconds = (performance.now() - started) / 1000
+const unsynced = clients.filter((c) => !c.synced).length
+
+const writers = clients.filter((client, index) => index % config.clientsPerDoc < config.writersPerDoc)
+const period = 1000 / config.rate
+const timers = writers.map((client) => {
+  const edit = () => {
+    if (client.ws.readyState !== WebSocket.OPEN) return
+    const id = nextId++
+    sendTimes.set(id, [performance.now(), client.docIndex, measuring])
+    client.text.insert(client.text.length, `⟦${id}⟧`)
+  }
+  const offset = Math.random() * period
+  let interval = null
+  const timeout = setTimeout(() => { edit(); interval = setInterval(edit, period) }, offset)
+  return () => { clearTimeout(timeout); if (interval) clearInterval(interval) }
+})
+
+await sleep(config.warmup * 1000)
+measuring = true
+const measureStart = performance.now()
+await sleep(config.duration * 1000)
+measuring = false
+const measuredSeconds = (performance.now() - measureStart) / 1000
+timers.forEach((stop) => stop())
+await sleep(config.drain * 1000)
+
+let measuredEdits = 0
+let drops = 0
+let duplicates = 0
+const expected = config.clientsPerDoc - 1
+for (const [id, [, , measured]] of sendTimes) {
+  if (!measured) continue
+  measuredEdits++
+  const got = receipts.get(id) || 0
+  if (got < expected) drops += expected - got
+  if (got > expected) duplicates += got - expected
+}
+// Content duplicated by a server would show as a token appearing twice in a converged text.
+let textDuplicates = 0
+for (const client of clients) {
+  const seen = new Set()
+  for (const match of client.text.toString().matchAll(/⟦(\d+)⟧/g)) {
+    if (seen.has(match[1])) textDuplicates++
+    seen.add(match[1])
+  }
+}
+const converged = Array.from({ length: docs }, (_, d) => {
+  const texts = clients.filter((c) => c.docIndex === d).map((c) => c.text.toString())
+  return texts.every((t) => t === texts[0])
+}).filter(Boolean).length
+
+latencies.sort((a, b) => a - b)
+const pct = (p) => latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] : null
+process.stdout.write(JSON.stringify({
+  clients: clients.length,
+  unsynced,
+  connectSeconds,
+  measuredSeconds,
+  edits: measuredEdits,
+  receipts: latencies.length,
+  p50: pct(0.5),
+  p99: pct(0.99),
+  max: latencies.length ? latencies[latencies.length - 1] : null,
+  drops,
+  duplicates: duplicates + textDuplicates,
+  convergedDocs: converged,
+  docs,
+  errors
+}) + '\n')
+for (const client of clients) client.ws.terminate()
+process.exit(0)
