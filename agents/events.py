@@ -38,8 +38,10 @@ def _publish(task_id: int, payload: dict[str, Any], template: str, context: dict
     broadcast.agent_event(task_id, payload=payload, html=html, html_readonly=html_readonly)
 
 
-def turn_changed(turn_id: int) -> None:
-    turn = Turn.objects.select_related("agent").filter(pk=turn_id).first()
+def turn_changed(turn_id: int, *, turn: Turn | None = None) -> None:
+    """``turn``: the committed row, when the caller has it loaded (saves a query)."""
+    if turn is None:
+        turn = Turn.objects.select_related("agent").filter(pk=turn_id).first()
     if turn is None:
         return
     _publish(

@@ -173,7 +173,7 @@ def start_turn(
             agent=agent, task=task, trigger=trigger, requested_by=requested_by, inputs=inputs
         )
         transaction.on_commit(lambda: enqueue_turn(turn.pk))
-        transaction.on_commit(lambda: events.turn_changed(turn.pk))
+        transaction.on_commit(lambda: events.turn_changed(turn.pk, turn=turn))
         return turn
 
 
@@ -285,7 +285,7 @@ def cancel_turn(*, membership: Membership, turn: Turn) -> Turn:
     """The Stop button. The worker notices within a quarter of a second and stops."""
     _require_editor(membership)
     _require_same_workspace(membership, turn.task)
-    locked = Turn.objects.select_for_update(of=("self",)).get(pk=turn.pk)
+    locked = Turn.objects.select_for_update(of=("self",)).select_related("agent").get(pk=turn.pk)
     if locked.status not in (TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.WAITING):
         return locked
     locked.status = TurnStatus.CANCELLED
@@ -297,7 +297,7 @@ def cancel_turn(*, membership: Membership, turn: Turn) -> Turn:
         question.status = Question.Status.WITHDRAWN
         question.save(update_fields=["status"])
         transaction.on_commit(partial(events.question_changed, question.pk))
-    transaction.on_commit(lambda: events.turn_changed(locked.pk))
+    transaction.on_commit(lambda: events.turn_changed(locked.pk, turn=locked))
     enqueue_next_turn(agent_id=locked.agent_id, task_id=locked.task_id)
     return locked
 
@@ -320,7 +320,7 @@ def fail_turn(*, turn_id: int, error: str) -> None:
         kind=Message.Kind.SYSTEM,
     )
     transaction.on_commit(lambda: broadcast.chat_message(note.pk))
-    transaction.on_commit(lambda: events.turn_changed(turn_id))
+    transaction.on_commit(lambda: events.turn_changed(turn_id, turn=turn))
     enqueue_next_turn(agent_id=turn.agent_id, task_id=turn.task_id)
 
 

@@ -134,7 +134,7 @@ def _claim(turn_id: int) -> Claim:
                 turn.save()
         except IntegrityError:
             return Claim(None, "blocked")
-        transaction.on_commit(lambda: events.turn_changed(turn_id))
+        transaction.on_commit(lambda: events.turn_changed(turn_id, turn=turn))
     return Claim(turn, "claimed")
 
 
@@ -340,7 +340,7 @@ def _finish(turn_id: int) -> str:
     from agents.services import enqueue_next_turn
 
     with transaction.atomic():
-        turn = Turn.objects.select_for_update(of=("self",)).get(pk=turn_id)
+        turn = Turn.objects.select_for_update(of=("self",)).select_related("agent").get(pk=turn_id)
         if turn.status != TurnStatus.RUNNING:
             return turn.status
         asked = turn.actions.filter(kind=ActionKind.ASK, status=Action.Status.APPLIED).exists()
@@ -348,7 +348,7 @@ def _finish(turn_id: int) -> str:
         turn.finished_at = None if asked else timezone.now()
         turn.lease_expires_at = None
         turn.save(update_fields=["status", "finished_at", "lease_expires_at"])
-        transaction.on_commit(lambda: events.turn_changed(turn_id))
+        transaction.on_commit(lambda: events.turn_changed(turn_id, turn=turn))
         enqueue_next_turn(agent_id=turn.agent_id, task_id=turn.task_id)
         return turn.status
 
