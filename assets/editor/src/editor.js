@@ -254,7 +254,7 @@ class DocumentEditor {
       }
     }
     const items = [...people.values()].sort((a, b) =>
-      (b.me - a.me) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name))
+      (b.me - a.me) || b.kind.localeCompare(a.kind) || a.name.localeCompare(b.name)) // you, people, agents
     this.presenceEl.replaceChildren(...items.map((p) => {
       const li = document.createElement('li')
       li.className = 'presence-item kind-' + p.kind + (p.me ? ' is-me' : '') + (p.idle ? ' is-idle' : '')
