@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> None:
         url = f"ws://127.0.0.1:{port}/ws/tasks/{task.pk}/chat?format=json"
 
         def open_socket() -> Any:
-            for _ in range(100):
+            for _ in range(1200):  # up to two minutes: start-up is slow on a busy machine
                 try:
                     return connect(
                         url, additional_headers={"Authorization": f"Bearer {token}"}, legacy=True
