@@ -135,6 +135,10 @@ def seed(args: argparse.Namespace) -> None:
         for i in range(n_calls):
             turn = turns[i * n_turns // n_calls]
             words = " ".join(rng.choice(WORDS) for _ in range(12))
+            # a rare word (about ten calls each) and an uncommon one (2% of calls)
+            words += f" ticket{rng.randrange(100_000)}" + (
+                " quarterly" if rng.random() < 0.02 else ""
+            )
             call_rows.append(
                 ModelCall(
                     turn=turn,
@@ -197,6 +201,7 @@ def run(args: argparse.Namespace) -> None:
     from django.test.utils import CaptureQueriesContext
 
     from agents.models import Agent, ModelCall
+    from collab.review.traces import encode_cursor
     from collab.workspaces.models import Workspace
 
     settings.ALLOWED_HOSTS = ["testserver"]
@@ -216,9 +221,11 @@ def run(args: argparse.Namespace) -> None:
     assert agent is not None
     today = time.strftime("%Y-%m-%d")
     month_ago = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 30 * 86400))
-    deep = ModelCall.objects.order_by("id").values_list("id", flat=True)[
+    old_day = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 75 * 86400))
+    middle = ModelCall.objects.order_by("created_at", "id").values("created_at", "id")[
         ModelCall.objects.count() // 2
     ]
+    deep = encode_cursor(middle["created_at"], middle["id"])
     as_staff, as_owner = Client(), Client()
     as_staff.force_login(staff)
     as_owner.force_login(owner)
@@ -236,7 +243,17 @@ def run(args: argparse.Namespace) -> None:
         ("staff, has error", as_staff, staff_url, {"errored": "yes"}),
         ("staff, has feedback", as_staff, staff_url, {"has_feedback": "yes"}),
         ("staff, last 30 days", as_staff, staff_url, {"since": month_ago, "until": today}),
+        ("staff, one day 75 days ago", as_staff, staff_url, {"since": old_day, "until": old_day}),
+        (
+            "staff, feedback + decision=ask",
+            as_staff,
+            staff_url,
+            {"has_feedback": "yes", "decision": "ask"},
+        ),
         ("staff, search 'castle'", as_staff, staff_url, {"q": "castle"}),
+        ("staff, search, rare word", as_staff, staff_url, {"q": "ticket4242"}),
+        ("staff, search, 2% word", as_staff, staff_url, {"q": "quarterly"}),
+        ("staff, search, no match", as_staff, staff_url, {"q": "zebra"}),
         ("staff, search + agent", as_staff, staff_url, {"q": "lisbon castle", "agent": agent.pk}),
     ]
     total = ModelCall.objects.count()

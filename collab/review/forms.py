@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from agents.models import TurnStatus
 from collab.review.models import ReviewSettings
-from collab.review.traces import TraceFilter
+from collab.review.traces import Cursor, TraceFilter, decode_cursor
 from collab.review.usage import DIMENSIONS
 
 YES_NO = [("", "Any"), ("yes", "Yes"), ("no", "No")]
@@ -34,7 +34,16 @@ class TraceFilterForm(forms.Form):
     until = forms.DateField(required=False, widget=DATE)
     has_feedback = forms.ChoiceField(choices=YES_NO, required=False)
     errored = forms.ChoiceField(choices=YES_NO, required=False, label="Has error")
-    before = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    before = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+
+    def clean_before(self) -> Cursor | None:
+        value = self.cleaned_data.get("before") or ""
+        if not value:
+            return None
+        try:
+            return decode_cursor(value)
+        except (ValueError, OverflowError, OSError):
+            raise forms.ValidationError("Not a page of this list.") from None
 
     def __init__(self, *args: Any, agents: list[Any], staff: bool, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -5,13 +5,15 @@ keyset on the primary key, so page 10,000 costs what page 1 costs.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
+from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Substr
 from django.http import Http404
 from django.utils import timezone
@@ -46,12 +48,65 @@ class TraceFilter:
 @dataclass
 class TracePage:
     rows: list[Any]
-    next_before: int | None
+    next_before: str | None
     filters: TraceFilter = field(default_factory=TraceFilter)
+
+
+Cursor = tuple[datetime, int]
+
+
+def encode_cursor(created_at: datetime, pk: int) -> str:
+    """Where the next page starts: the last row's time (µs since the epoch) and id."""
+    micros = int(created_at.timestamp()) * 1_000_000 + created_at.microsecond
+    return f"{micros}.{pk}"
+
+
+def decode_cursor(value: str) -> Cursor:
+    micros, _, pk = value.partition(".")
+    if not (micros.isdigit() and pk.isdigit()):
+        raise ValueError("Not a page cursor.")
+    moment = datetime.fromtimestamp(int(micros) // 1_000_000, tz=UTC)
+    return moment.replace(microsecond=int(micros) % 1_000_000), int(pk)
+
+
+def _keyset_page(
+    values: QuerySet[Any], before: Cursor | None, limit: int
+) -> tuple[list[Any], str | None]:
+    """Newest first by (created_at, id), the order of the (created_at, id) indexes: a date range
+    is an index range, and a later page starts where the previous one ended."""
+    if before is not None:
+        moment, pk = before
+        values = values.filter(created_at__lte=moment).exclude(created_at=moment, id__gte=pk)
+    rows = list(values.order_by("-created_at", "-id")[: limit + 1])
+    if len(rows) <= limit:
+        return rows, None
+    last = rows[limit - 1]
+    return rows[:limit], encode_cursor(last["created_at"], last["id"])
 
 
 def _day_start(day: date) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
+
+
+# A search the planner expects to match at most this many calls reads the matches from the
+# full-text index first; a commoner one walks the newest calls and stops at a page's worth.
+SELECTIVE_SEARCH_ROWS = 20_000
+FTS_MATCH = (
+    "to_tsvector('simple'::regconfig, coalesce(response, '') || ' ' || messages::text) "
+    "@@ plainto_tsquery('simple'::regconfig, %s)"
+)
+
+
+def _estimated_matches(q: str) -> float:
+    """Postgres's own estimate (from the index expression's statistics) of how many calls
+    match: words it has seen often are estimated well; unseen words are rare."""
+    table = ModelCall._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {table} WHERE {FTS_MATCH}", [q])  # noqa: S608
+        plan = cursor.fetchone()[0]
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    return float(plan[0]["Plan"]["Plan Rows"])
 
 
 def _search_sql(q: str, *, column: str) -> RawSQL:
@@ -59,11 +114,15 @@ def _search_sql(q: str, *, column: str) -> RawSQL:
     prompt or response matches ``q``: full-text on Postgres (GIN index), LIKE elsewhere."""
     table = ModelCall._meta.db_table
     if connection.vendor == "postgresql":
-        sql = (
-            f"SELECT {column} FROM {table} WHERE to_tsvector('simple'::regconfig, "  # noqa: S608
-            "coalesce(response, '') || ' ' || messages::text) "
-            "@@ plainto_tsquery('simple'::regconfig, %s)"
-        )
+        if _estimated_matches(q) <= SELECTIVE_SEARCH_ROWS:
+            # MATERIALIZED: planned on its own, so the GIN index answers it, instead of a walk
+            # of the whole table in id order hoping to meet a page of matches soon.
+            sql = (
+                f"WITH matches AS MATERIALIZED (SELECT {column} FROM {table} "  # noqa: S608
+                f"WHERE {FTS_MATCH}) SELECT {column} FROM matches"
+            )
+        else:
+            sql = f"SELECT {column} FROM {table} WHERE {FTS_MATCH}"  # noqa: S608
         return RawSQL(sql, [q])  # noqa: S611 (the query text is a parameter)
     escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     pattern = f"%{escaped}%"
@@ -103,35 +162,36 @@ def _date_filters(filters: TraceFilter) -> Q:
     return q
 
 
+CALL_COLUMNS = (
+    "id",
+    "created_at",
+    "provider",
+    "model",
+    "purpose",
+    "tokens_in",
+    "tokens_out",
+    "latency_ms",
+    "cost",
+    "error",
+    "agent__name",
+    "turn_id",
+    "turn__status",
+    "turn__policy_name",
+    "turn__task__title",
+    "turn__task__workspace__name",
+)
+
+
 def list_model_calls(
-    *, scope: ReviewScope, filters: TraceFilter, before: int | None = None, limit: int = PAGE_SIZE
+    *,
+    scope: ReviewScope,
+    filters: TraceFilter,
+    before: Cursor | None = None,
+    limit: int = PAGE_SIZE,
 ) -> TracePage:
     """A page of model calls, newest first, in one query."""
     workspace_id = scope.workspace_id or filters.workspace
-    calls: QuerySet[ModelCall] = ModelCall.objects.select_related(
-        "agent", "turn", "turn__task", "turn__task__workspace"
-    ).only(
-        "id",
-        "created_at",
-        "provider",
-        "model",
-        "purpose",
-        "tokens_in",
-        "tokens_out",
-        "latency_ms",
-        "cost",
-        "error",
-        "agent__id",
-        "agent__name",
-        "turn__id",
-        "turn__status",
-        "turn__policy_name",
-        "turn__policy_decision",
-        "turn__task__id",
-        "turn__task__title",
-        "turn__task__workspace__id",
-        "turn__task__workspace__name",
-    )
+    calls: QuerySet[ModelCall] = ModelCall.objects.all()
     if workspace_id is not None:
         calls = calls.filter(agent__workspace_id=workspace_id)
     if filters.agent is not None:
@@ -150,22 +210,43 @@ def list_model_calls(
         calls = calls.exclude(feedback)
     if filters.q:
         calls = calls.filter(id__in=_search_sql(filters.q, column="id"))
-    if before is not None:
-        calls = calls.filter(id__lt=before)
-    calls = calls.annotate(response_preview=Substr("response", 1, 140))
-    rows = list(calls.order_by("-id")[: limit + 1])
-    next_before = rows[limit - 1].pk if len(rows) > limit else None
-    return TracePage(rows=rows[:limit], next_before=next_before, filters=filters)
+    # Plain rows, not model instances: no JSON decoding of whole policy records, no deferred
+    # model classes; the page reads only these columns.
+    values = calls.annotate(
+        response_preview=Substr("response", 1, 140),
+        decision=KeyTextTransform("decision", "turn__policy_decision"),
+    ).values(*CALL_COLUMNS, "response_preview", "decision")
+    rows, next_before = _keyset_page(values, before, limit)
+    return TracePage(rows=rows, next_before=next_before, filters=filters)
+
+
+TURN_COLUMNS = (
+    "id",
+    "created_at",
+    "trigger",
+    "status",
+    "policy_name",
+    "model",
+    "model_label",
+    "tokens_in",
+    "tokens_out",
+    "cost",
+    "agent__name",
+    "task__title",
+    "task__workspace__name",
+)
 
 
 def list_turns(
-    *, scope: ReviewScope, filters: TraceFilter, before: int | None = None, limit: int = PAGE_SIZE
+    *,
+    scope: ReviewScope,
+    filters: TraceFilter,
+    before: Cursor | None = None,
+    limit: int = PAGE_SIZE,
 ) -> TracePage:
     """A page of turns, newest first, in one query (totals are stored on the turn)."""
     workspace_id = scope.workspace_id or filters.workspace
-    turns: QuerySet[Turn] = Turn.objects.select_related("agent", "task", "task__workspace").defer(
-        "context", "stream_text", "inputs", "decision", "task__goal", "agent__instructions"
-    )
+    turns: QuerySet[Turn] = Turn.objects.all()
     if workspace_id is not None:
         turns = turns.filter(task__workspace_id=workspace_id)
     if filters.agent is not None:
@@ -189,19 +270,24 @@ def list_turns(
         turns = turns.exclude(feedback)
     if filters.q:
         turns = turns.filter(id__in=_search_sql(filters.q, column="turn_id"))
-    if before is not None:
-        turns = turns.filter(id__lt=before)
-    turns = turns.annotate(
+    values = turns.annotate(
+        decision_value=KeyTextTransform("decision", "policy_decision"),
+        failed_hint=Substr("error", 1, 80),
         decided_suggestions=Exists(
             Suggestion.objects.filter(turn=OuterRef("pk"), status__in=DECIDED_SUGGESTIONS)
         ),
         answered_questions=Exists(
             Question.objects.filter(turn=OuterRef("pk"), status=Question.Status.ANSWERED)
         ),
+    ).values(
+        *TURN_COLUMNS,
+        "decision_value",
+        "failed_hint",
+        "decided_suggestions",
+        "answered_questions",
     )
-    rows = list(turns.order_by("-id")[: limit + 1])
-    next_before = rows[limit - 1].pk if len(rows) > limit else None
-    return TracePage(rows=rows[:limit], next_before=next_before, filters=filters)
+    rows, next_before = _keyset_page(values, before, limit)
+    return TracePage(rows=rows, next_before=next_before, filters=filters)
 
 
 def filter_choices(scope: ReviewScope) -> dict[str, list[Any]]:
