@@ -58,7 +58,7 @@ def build_context(turn: Turn, profile: ModelProfile) -> dict[str, Any]:
     """A JSON-able snapshot of everything the model is shown (stored on the turn)."""
     limits = _limits(profile)
     task = turn.task
-    document = Document.objects.filter(task=task).first()
+    document = Document.objects.filter(task=task).only("text").first()  # not the Yjs state
     doc_text = document.text if document else ""
     recent = list(Message.objects.filter(task=task).order_by("-id")[: limits["messages"]])
     recent.reverse()

@@ -129,9 +129,19 @@ def _claim(turn_id: int) -> Claim:
         turn.model = profile.model
         turn.model_label = profile.label
         turn.policy_name = turn.agent.policy_name
+        claimed = [
+            "status",
+            "attempts",
+            "lease_expires_at",
+            "started_at",
+            "provider",
+            "model",
+            "model_label",
+            "policy_name",
+        ]
         try:
             with transaction.atomic():
-                turn.save()
+                turn.save(update_fields=claimed)
         except IntegrityError:
             return Claim(None, "blocked")
         transaction.on_commit(lambda: events.turn_changed(turn_id, turn=turn))
