@@ -20,11 +20,11 @@ from collab.review.models import ReviewSettings
 from collab.review.selectors import ReviewScope
 from collab.workspaces.models import Workspace
 
-DIMENSIONS = {
-    "workspace": ("agent__workspace_id", "agent__workspace__name"),
-    "person": ("turn__requested_by_id", "turn__requested_by__username"),
-    "agent": ("agent_id", "agent__name"),
+DIMENSIONS = {  # the first is the default
     "model": ("model", "model"),
+    "agent": ("agent_id", "agent__name"),
+    "person": ("turn__requested_by_id", "turn__requested_by__username"),
+    "workspace": ("agent__workspace_id", "agent__workspace__name"),
 }
 PALETTE = ["#6b5bd6", "#2f9e77", "#d9822b", "#c2385a", "#3b82c4", "#8a8a8a"]
 TOP_SERIES = 5
