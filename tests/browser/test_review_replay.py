@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from django.test import Client
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def replay(transactional_db: None) -> Iterator[tuple[int, str]]:
+def replay(transactional_db: None) -> tuple[int, str]:
     """alice's task: a message, the first draft, another message, the second draft. Built
     before Chromium starts (browser tests keep ORM calls out of the main thread later)."""
     alice = factories.make_user("alice")
@@ -31,7 +31,7 @@ def replay(transactional_db: None) -> Iterator[tuple[int, str]]:
     )
     client = Client()
     client.force_login(alice)
-    yield task.pk, client.cookies["sessionid"].value
+    return task.pk, client.cookies["sessionid"].value
 
 
 def open_replay(new_context: Callable[[], BrowserContext], server_url: str, replay) -> Page:
