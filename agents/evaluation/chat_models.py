@@ -26,14 +26,17 @@ def chat_model_for_profile(name: str) -> tuple[Any, float]:
     if name in ("", "fake"):
         return fake_chat_model(), 0.0
     try:
-        from agents.llm import build_chat_model
+        from agents.llm import build_chat_model, embedded_profile
         from agents.models import ModelProfile
     except ImportError as exc:
         raise LookupError(f"model profile {name!r}: the agents app is not installed") from exc
     profile = ModelProfile.objects.filter(name=name).first()
+    if profile is None and name == "embedded":
+        profile = embedded_profile()
     if profile is None:
         raise LookupError(f"no model profile named {name!r}")
-    price = float(getattr(profile, "price_per_1k_tokens", 0.0) or 0.0)
+    # One price per 1000 tokens for the harness: the mean of the input and output prices.
+    price = float(profile.price_in_per_1k + profile.price_out_per_1k) / 2
     return build_chat_model(profile), price
 
 

@@ -181,8 +181,8 @@ def metrics_table(summaries: Sequence[Mapping[str, Any]], *, label_head: str = "
         )
         rows.append(f"<tr><th>{esc(_label(summary))}</th>{cells}</tr>")
     return (
-        f'<table class="metrics"><thead><tr><th>{esc(label_head)}</th>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f'<div class="table-scroll" style="overflow-x:auto"><table class="metrics"><thead><tr>'
+        f"<th>{esc(label_head)}</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
