@@ -182,3 +182,19 @@ def test_oracle_agent_asks_a_judge_policy_exactly_about_the_blockers() -> None:
     assert record.output.action == "ask"
     asked = {s for q in record.output.questions for s in q.slots}
     assert asked <= set(episode.clarification_slots)
+
+
+def test_policy_comparison_in_oracle_mode_ranks_the_judges_first() -> None:
+    scenarios = load_scenarios("default")
+    names = ["never", "ask_once", "llm_judge", "intent_sampling", "value_of_information"]
+    run = run_offline(scenarios, RunConfig(policies=names, memory=(True,), sessions=2))
+    metrics = {s["policy"]: s["metrics"] for s in run.summaries()}
+    # With perfect signals the judge and the sampler ask exactly when a blocker is open.
+    assert metrics["llm_judge"]["ask_mcc"] == 1.0
+    assert metrics["intent_sampling"]["ask_mcc"] == 1.0
+    assert metrics["never"]["ask_recall"] == 0.0
+    assert metrics["ask_once"]["over_asking"] > 0.5
+    assert metrics["value_of_information"]["over_asking"] == 0.0
+    # Asking up front saves the person words compared with correcting afterwards.
+    assert metrics["llm_judge"]["user_words"] < metrics["never"]["user_words"]
+    assert all(m["cross_user_leakage"] == 0 for m in metrics.values())
