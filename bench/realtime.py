@@ -173,7 +173,10 @@ def main() -> None:
 
 
 def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
-    print(f"Collab live documents benchmark ({'Redis relay' if site.redis_url else 'embedded'})")
+    mode = "Redis relay" if site.redis_url else "embedded"
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"Collab live documents benchmark ({mode}); {os.cpu_count()} CPUs, load average {load}")
+    print("  (the figures are only as quiet as the machine: compare them within one run)")
     cast = site.prepare()
 
     if not args.skip_cold_load:
@@ -198,7 +201,7 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
     server = site.start()
 
     common = {"warmup": 3, "drain": 3, "duration": args.duration}
-    load = {
+    steady = {
         **common,
         "clientsPerDoc": args.clients,
         "writersPerDoc": args.clients,
@@ -211,7 +214,7 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
     print("\n2. Collab (Daphne, one web process)")
     ours = run_load(
         workdir,
-        {**load, "targets": [{"url": server.url(t), "headers": headers} for t in task_ids]},
+        {**steady, "targets": [{"url": server.url(t), "headers": headers} for t in task_ids]},
         server.process.pid,
     )
     print_load(title, ours)
@@ -239,7 +242,7 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
         base = f"ws://127.0.0.1:{port}"
         theirs = run_load(
             workdir,
-            {**load, "targets": [{"url": f"{base}/bench-{t}"} for t in task_ids]},
+            {**steady, "targets": [{"url": f"{base}/bench-{t}"} for t in task_ids]},
             reference.pid,
         )
         print_load(title, theirs)

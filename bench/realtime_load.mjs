@@ -79,9 +79,14 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const clients = []
 const docs = config.targets.length
 const started = performance.now()
+// Connect in batches: a burst of handshakes larger than the server's listen backlog is refused.
+const connectBatch = config.connectBatch || 20
+const wanted = []
 for (let d = 0; d < docs; d++) {
-  const batch = []
-  for (let c = 0; c < config.clientsPerDoc; c++) batch.push(makeClient(config.targets[d], d))
+  for (let c = 0; c < config.clientsPerDoc; c++) wanted.push(d)
+}
+for (let i = 0; i < wanted.length; i += connectBatch) {
+  const batch = wanted.slice(i, i + connectBatch).map((d) => makeClient(config.targets[d], d))
   clients.push(...await Promise.all(batch))
 }
 const connectSeconds = (performance.now() - started) / 1000
