@@ -15,6 +15,7 @@ event loop of the web process; the database is reached through ``database_sync_t
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import weakref
@@ -205,6 +206,7 @@ class Room:
                 self._awareness_owner.pop(entry.client_id, None)
                 state.client_ids.discard(entry.client_id)
             else:
+                entry = _verified(entry, peer)
                 self.awareness[entry.client_id] = entry
                 self._awareness_owner[entry.client_id] = peer
                 state.client_ids.add(entry.client_id)
@@ -373,6 +375,14 @@ class Room:
                     gone.append(AwarenessEntry(client_id, entry.clock + 1, "null"))
             if gone:
                 await self._share_awareness(gone, exclude=None)
+
+
+def _verified(entry: AwarenessEntry, peer: Peer) -> AwarenessEntry:
+    """Stamp who really sent an awareness state: ``"collab": {"username", "can_edit"}`` (a
+    client chooses its display name and colour, but cannot pass itself off as someone else)."""
+    state = json.loads(entry.state_json)
+    state["collab"] = {"username": peer.label, "can_edit": peer.can_edit}
+    return AwarenessEntry(entry.client_id, entry.clock, json.dumps(state, separators=(",", ":")))
 
 
 def _merge_by_author(batch: list[_Pending]) -> list[documents.PendingUpdate]:

@@ -4,6 +4,7 @@ frames. Clients authenticate with API tokens (the session + Origin path is auth.
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from channels.db import database_sync_to_async
@@ -172,6 +173,12 @@ async def test_awareness_is_echoed_shared_and_cleared_when_a_socket_leaves(
     alice_id = alice_client.doc.client_id
     await alice_client.wait_for(lambda: alice_id in alice_client.awareness)  # the echo
     await bob_client.wait_for(lambda: alice_id in bob_client.awareness)
+
+    # the server stamps who really sent it
+    assert json.loads(bob_client.awareness[alice_id])["collab"] == {
+        "username": "alice",
+        "can_edit": True,
+    }
 
     await alice_client.close()
     await bob_client.wait_for(lambda: bob_client.awareness.get(alice_id) == "null")
