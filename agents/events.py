@@ -125,15 +125,3 @@ def note_added(note_id: int) -> None:
         "text": note.text,
     }
     _publish(note.task_id, payload, "agents/_note_oob.html", {"note": note})
-
-
-def document_changed(task_id: int) -> None:
-    """The plain document view (until the live editor replaces it) shows the new text."""
-    from collab.tasks.models import Document
-
-    document = Document.objects.filter(task_id=task_id).first()
-    if document is None:
-        return
-    payload = {"type": "agent.document", "task_id": task_id, "text": document.text}
-    html = render_to_string("agents/_document_oob.html", {"text": document.text})
-    broadcast.agent_event(task_id, payload=payload, html=html, html_readonly=html)

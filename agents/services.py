@@ -518,7 +518,6 @@ def accept_suggestion(
             edited = replacement != locked.replace
             locked.status = Suggestion.Status.EDITED if edited else Suggestion.Status.ACCEPTED
             locked.final_text = replacement
-            transaction.on_commit(lambda: events.document_changed(locked.task_id))
         locked.save(update_fields=["status", "final_text", "decided_by", "decided_at"])
         transaction.on_commit(lambda: events.suggestion_changed(locked.pk))
     if locked.status == Suggestion.Status.STALE:

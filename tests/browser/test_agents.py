@@ -126,5 +126,5 @@ def test_person_asks_an_agent_watches_it_stream_and_accepts_its_suggestion(
     card = alice.get_by_test_id("suggestion").first
     expect(card).to_contain_text("Agreed next step")
     card.get_by_test_id("accept-suggestion").click()
-    expect(bob.get_by_test_id("document-text")).to_contain_text("Agreed next step")
+    expect(bob.locator(".cm-content")).to_contain_text("Agreed next step")  # the live editor
     expect(bob.get_by_test_id("suggestion").first).to_contain_text("Accepted")
