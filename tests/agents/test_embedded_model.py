@@ -24,6 +24,8 @@ def test_embedded_model_file_is_found_in_its_package_and_matches_its_hash() -> N
     llm.verify_model_file(path)
 
 
+# A real CPU inference: a few seconds alone, much longer on a busy 2-core machine.
+@pytest.mark.timeout(900)
 def test_an_agent_with_no_profile_answers_with_the_embedded_model(
     workspace: Workspace, alice: User, bob: User, task: Task
 ) -> None:
