@@ -376,18 +376,16 @@ def _edit_document(
 ) -> dict[str, Any] | None:
     """Replace ``find`` (or append) in the live document as a minimal CRDT diff.
 
-    The document row is locked before its text is read, so no concurrent edit is reverted.
+    The co-editing service reads the latest persisted CRDT state, not ``Document.text`` (which
+    may lag the update log by one batch), so concurrent typing is never reverted.
     Returns None when ``find`` is no longer in the document.
     """
-    document = (
-        Document.objects.select_for_update(of=("self",)).select_related("task").get(task_id=task_id)
+    task = Task.objects.get(pk=task_id)
+    edit = documents.replace_in_document(
+        task=task, find=find, replace=replace, author_label=author_label, author=author
     )
-    changed = _changed_text(document.text, find, replace)
-    if changed is None:
+    if edit is None:
         return None
-    edit = documents.apply_text_edit(
-        task=document.task, new_text=changed, author_label=author_label, author=author
-    )
     return {"update_id": edit.update_id, "operations": edit.operations}
 
 
