@@ -213,3 +213,19 @@ def test_exports_read_nothing_until_the_response_is_consumed(busy_task, django_a
     first = next(lines)
     assert json.loads(first)["task_id"] == busy_task.pk
     assert sum(1 for _ in lines) >= 7
+
+
+def test_exports_and_settings_changes_can_be_found_in_the_audit_log(as_user, busy_task, alice):
+    client = as_user(alice)
+    client.get(reverse("review:task_export", args=[busy_task.pk]))
+    client.post(
+        reverse("review:workspace_settings", args=[busy_task.workspace_id]),
+        {"monthly_budget": "5", "warn_at_percent": "80", "hard_stop": "on"},
+    )
+    audit = reverse("audit:workspace", args=[busy_task.workspace_id])
+
+    exports = client.get(audit, {"action": "export"}).context["page"]
+    changes = client.get(audit, {"action": "settings.changed"}).context["page"]
+
+    assert [event.target for event in exports] == [f"task {busy_task.pk} as jsonl"]
+    assert [event.target for event in changes] == ["review settings"]
