@@ -52,8 +52,8 @@ def test_the_trace_list_does_not_query_per_row(
     client = as_user(staff)
 
     # session, user, the agents for the filter form, the page itself (and on Postgres the
-    # planner's estimate of how common the searched word is)
-    with django_assert_max_num_queries(5):
+    # planner's estimate of how common the searched word is, and the table's size, cached)
+    with django_assert_max_num_queries(6):
         calls = client.get(url, {"has_feedback": "yes", "q": "offsite"})
     with django_assert_max_num_queries(4):
         turns = client.get(url, {"view": "turns", "has_feedback": "yes"})
@@ -194,3 +194,27 @@ def test_a_turn_of_another_workspace_is_hidden_from_an_owner(as_user, alice, oth
     turn = make_turn(make_agent(other_workspace, "Spy"), factories.make_task(other_workspace))
 
     assert as_user(alice).get(reverse("review:turn", args=[turn.pk])).status_code == 404
+
+
+def test_a_rare_word_is_searched_through_the_index_and_a_common_one_by_walking(agent, task):
+    from django.db import connection
+
+    from collab.review import traces
+    from collab.review.traces import _search_sql
+
+    if connection.vendor != "postgresql":
+        pytest.skip("The full-text index and its statistics exist on Postgres only.")
+    turn = make_turn(agent, task)
+    ModelCall.objects.bulk_create(
+        ModelCall(turn=turn, agent=agent, provider="fake", response=f"everywhere word{n}")
+        for n in range(3000)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE agents_modelcall")
+    traces._table_rows.clear()
+
+    rare = _search_sql("unheardof", column="id").sql
+    common = _search_sql("everywhere", column="id").sql
+
+    assert "MATERIALIZED" in rare
+    assert "MATERIALIZED" not in common
