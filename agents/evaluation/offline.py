@@ -147,13 +147,14 @@ class ModelSignals:
         self.usage = Usage()
 
     def _call(self, prompt: str, schema: type[BaseModel]) -> Any:
-        schema_text = json.dumps(schema.model_json_schema())[:3000]
         self.usage.calls += 1
         model = self.chat_model
         if hasattr(model, "decision_json_schema"):  # grammar-constrained local model
             model = model.model_copy(update={"decision_json_schema": schema.model_json_schema()})
+        else:  # other models read the schema in the prompt
+            prompt += "\n\nJSON schema:\n" + json.dumps(schema.model_json_schema())[:3000]
         try:
-            result = model.invoke(f"{prompt}\n\nJSON schema:\n{schema_text}")
+            result = model.invoke(prompt)
         except Exception:
             return None
         text = str(getattr(result, "content", "") or "")
