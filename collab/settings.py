@@ -146,7 +146,10 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     # A job whose worker died is delivered again after this many seconds (acks_late).
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1),
+        # Look for such jobs on every 10 s tick, not kombu's default of every tenth tick
+        # (100 s), so redelivery follows the visibility timeout closely.
+        "unacked_restore_throttle": 1,
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

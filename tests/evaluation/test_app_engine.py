@@ -8,6 +8,7 @@ import json
 from io import StringIO
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 
 from agents.evaluation.app_engine import run_app
@@ -18,7 +19,12 @@ from agents.evaluation.scenario import load_scenarios, parse_scenarios
 from agents.memory.models import MemoryItem
 from agents.models import ModelProfile, Provider, Question, Turn
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    # The run starts the embedded worker thread itself; with REDIS_URL it would wait for a
+    # separate worker process (tests/agents/test_worker.py covers those on Redis).
+    pytest.mark.skipif(bool(settings.REDIS_URL), reason="embedded mode: in-process worker"),
+]
 
 
 @pytest.fixture
