@@ -1,7 +1,9 @@
 """What an agent sees in a turn, and the prompt made from it.
 
 Documents and chat are data, never instructions: the system prompt says so, the data is fenced,
-and the action validator (``agents/turns.py``) only ever acts on the turn's own task.
+and the action validator (``agents/turns.py``) only ever acts on the turn's own task. The
+workspace instructions and the agent's own instructions are trusted configuration set by the
+workspace's owners; they go in the system message, never among the data.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ def build_context(turn: Turn, profile: ModelProfile) -> dict[str, Any]:
     )
     return {
         "agent": turn.agent.name,
+        "workspace_instructions": task.workspace.instructions,
         "instructions": turn.agent.instructions,
         "task": {"id": task.pk, "title": task.title, "goal": task.goal},
         "document": _clip(doc_text, limits["document_chars"]),
@@ -131,6 +134,12 @@ def prompt_messages(context: dict[str, Any], profile: ModelProfile) -> list[Base
 
     schema = json.dumps(json_schema(decision_schema(profile)), separators=(",", ":"))
     system = [f"You are {context['agent']}, an AI agent working with people in Collab."]
+    if context.get("workspace_instructions"):
+        # Trusted configuration, like the persona below: set by the workspace's owners.
+        system.append(
+            "Workspace instructions (from the workspace's owners, for every agent):\n"
+            f"{context['workspace_instructions']}"
+        )
     if context["instructions"]:
         system.append(f"Your instructions from the workspace owner:\n{context['instructions']}")
     system.append(_RULES.format(schema=schema))

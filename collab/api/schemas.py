@@ -30,6 +30,16 @@ class WorkspaceOut(Schema):
     created_at: datetime
 
 
+class InstructionsOut(Schema):
+    instructions: str = Field(description="What every agent of the workspace is told.")
+
+
+class InstructionsIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    instructions: str = Field(description="Up to 4,000 characters; empty clears them.")
+
+
 class TaskOut(Schema):
     id: int
     workspace_id: int

@@ -10,6 +10,8 @@ from collab.api.auth import current_user
 from collab.api.schemas import (
     BadRequest,
     Error,
+    InstructionsIn,
+    InstructionsOut,
     TaskDetailOut,
     TaskFilter,
     TaskIn,
@@ -22,6 +24,7 @@ from collab.tasks.selectors import TaskAccess, list_tasks
 from collab.tasks.services import create_task
 from collab.workspaces.models import Workspace
 from collab.workspaces.selectors import get_membership, list_workspaces_for_user
+from collab.workspaces.services import update_workspace_instructions
 
 router = Router(tags=["workspaces"])
 
@@ -57,3 +60,26 @@ def create_workspace_task(
     membership = get_membership(current_user(request), workspace_id)
     task = create_task(membership=membership, title=payload.title, goal=payload.goal)
     return Status(201, task_detail(TaskAccess(task=task, membership=membership)))
+
+
+@router.get(
+    "/{int:workspace_id}/instructions",
+    response={200: InstructionsOut, 401: Error, 404: Error},
+    summary="Read the workspace instructions every agent is given",
+)
+def get_workspace_instructions(request: HttpRequest, workspace_id: int) -> dict[str, str]:
+    membership = get_membership(current_user(request), workspace_id)
+    return {"instructions": membership.workspace.instructions}
+
+
+@router.put(
+    "/{int:workspace_id}/instructions",
+    response={200: InstructionsOut, **ERRORS, 403: Error},
+    summary="Change the workspace instructions (owners)",
+)
+def put_workspace_instructions(
+    request: HttpRequest, workspace_id: int, payload: InstructionsIn
+) -> dict[str, str]:
+    membership = get_membership(current_user(request), workspace_id)
+    workspace = update_workspace_instructions(actor=membership, instructions=payload.instructions)
+    return {"instructions": workspace.instructions}

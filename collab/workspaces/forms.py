@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from collab.workspaces.models import Role
+from collab.workspaces.models import INSTRUCTIONS_MAX_CHARS, Role
 
 
 class WorkspaceForm(forms.Form):
@@ -17,3 +17,17 @@ class InvitationForm(forms.Form):
 
 class RoleForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices)
+
+
+class InstructionsForm(forms.Form):
+    instructions = forms.CharField(
+        required=False,
+        max_length=INSTRUCTIONS_MAX_CHARS,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 10}),
+        label="Workspace instructions",
+        help_text=(
+            "Every agent of this workspace reads these in every turn, before its own "
+            f"instructions. Up to {INSTRUCTIONS_MAX_CHARS:,} characters."
+        ),
+    )

@@ -11,8 +11,16 @@ class Role(models.TextChoices):
     VIEWER = "viewer", "Viewer"
 
 
+INSTRUCTIONS_MAX_CHARS = 4000
+
+
 class Workspace(models.Model):
     name = models.CharField(max_length=120)
+    instructions = models.TextField(
+        max_length=INSTRUCTIONS_MAX_CHARS,
+        blank=True,
+        help_text="Told to every agent of the workspace in every turn (trusted configuration).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     members = models.ManyToManyField(  # type: ignore[var-annotated]
         settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces"

@@ -16,7 +16,13 @@ from django.utils import timezone
 from collab.audit.models import AuditEvent
 from collab.audit.services import record_event
 from collab.realtime import broadcast
-from collab.workspaces.models import Invitation, Membership, Role, Workspace
+from collab.workspaces.models import (
+    INSTRUCTIONS_MAX_CHARS,
+    Invitation,
+    Membership,
+    Role,
+    Workspace,
+)
 
 Action = AuditEvent.Action
 
@@ -39,6 +45,34 @@ def create_workspace(*, owner: User, name: str) -> Workspace:
 def _require_owner(actor: Membership) -> None:
     if not actor.is_owner:
         raise PermissionDenied("Only owners manage members.")
+
+
+@transaction.atomic
+def update_workspace_instructions(*, actor: Membership, instructions: str) -> Workspace:
+    """Set the instructions every agent of the workspace is given (owners only)."""
+    if not actor.is_owner:
+        raise PermissionDenied("Only owners change the workspace instructions.")
+    instructions = instructions.strip().replace("\r\n", "\n")
+    if len(instructions) > INSTRUCTIONS_MAX_CHARS:
+        raise ValidationError(
+            {"instructions": f"Keep the instructions under {INSTRUCTIONS_MAX_CHARS:,} characters."}
+        )
+    if "\x00" in instructions:
+        raise ValidationError({"instructions": "The text contains a NUL character."})
+    workspace = Workspace.objects.select_for_update().get(pk=actor.workspace_id)
+    if workspace.instructions == instructions:
+        return workspace
+    before = len(workspace.instructions)
+    workspace.instructions = instructions
+    workspace.save(update_fields=["instructions"])
+    record_event(
+        actor=actor.user,
+        action=Action.SETTINGS_CHANGED,
+        workspace=workspace,
+        target="workspace instructions",
+        data={"chars_before": before, "chars_after": len(instructions)},
+    )
+    return workspace
 
 
 def _lock_owners(workspace: Workspace) -> int:

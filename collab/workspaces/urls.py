@@ -9,6 +9,7 @@ app_name = "workspaces"
 urlpatterns = [
     path("w/", views.workspace_list, name="list"),
     path("w/<int:workspace_id>/members/", views.members, name="members"),
+    path("w/<int:workspace_id>/settings/", views.workspace_settings, name="settings"),
     path("w/<int:workspace_id>/members/<int:member_id>/role/", views.change_role, name="role"),
     path(
         "w/<int:workspace_id>/members/<int:member_id>/remove/",

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from collab.lib.requests import AuthedRequest
 from collab.workspaces import selectors, services
-from collab.workspaces.forms import InvitationForm, RoleForm, WorkspaceForm
+from collab.workspaces.forms import InstructionsForm, InvitationForm, RoleForm, WorkspaceForm
 from collab.workspaces.models import Membership
 
 
@@ -72,6 +72,37 @@ def _members_page(
 def members(request: AuthedRequest, workspace_id: int) -> HttpResponse:
     membership = selectors.get_membership(request.user, workspace_id)
     return _members_page(request, membership)
+
+
+@login_required
+def workspace_settings(request: AuthedRequest, workspace_id: int) -> HttpResponse:
+    """Workspace settings: every member reads the instructions agents get; owners change them."""
+    membership = selectors.get_membership(request.user, workspace_id)
+    workspace = membership.workspace
+    status = 200
+    if request.method == "POST":
+        if not membership.is_owner:
+            raise PermissionDenied("Only owners change the workspace instructions.")
+        form = InstructionsForm(request.POST)
+        if form.is_valid():
+            try:
+                services.update_workspace_instructions(
+                    actor=membership, instructions=form.cleaned_data["instructions"]
+                )
+            except ValidationError as exc:
+                form.add_error(None, exc)
+            else:
+                messages.success(request, "Workspace instructions saved.")
+                return redirect("workspaces:settings", workspace_id=workspace_id)
+        status = 400
+    else:
+        form = InstructionsForm(initial={"instructions": workspace.instructions})
+    return render(
+        request,
+        "workspaces/settings.html",
+        {"workspace": workspace, "membership": membership, "form": form},
+        status=status,
+    )
 
 
 @login_required

@@ -459,3 +459,37 @@ def test_answer_over_the_token_budget_fails_the_turn(
 
     assert turns.run_turn(turn_id=turn.pk) == "failed"
     assert "token budget" in Turn.objects.get(pk=turn.pk).error
+
+
+def test_workspace_instructions_reach_the_prompt_as_configuration_not_data(
+    workspace: Workspace, alice: User, bob: User, task: Task, mira: Agent
+) -> None:
+    from collab.workspaces.services import update_workspace_instructions
+
+    update_workspace_instructions(
+        actor=factories.membership_of(workspace, alice),
+        instructions="Write British English. Never promise dates.",
+    )
+    _post(workspace, bob, task, "@Mira plan the offsite")
+    turn = Turn.objects.get()
+
+    turns.run_turn(turn_id=turn.pk)
+
+    system, data = ModelCall.objects.get(turn=turn).messages
+    assert "Workspace instructions" in system["content"]
+    assert "Write British English. Never promise dates." in system["content"]
+    assert "Never promise dates" not in data["content"]
+    assert Turn.objects.get(pk=turn.pk).context["workspace_instructions"] == (
+        "Write British English. Never promise dates."
+    )
+
+
+def test_a_workspace_without_instructions_adds_nothing_to_the_prompt(
+    workspace: Workspace, bob: User, task: Task, mira: Agent
+) -> None:
+    _post(workspace, bob, task, "@Mira plan the offsite")
+    turn = Turn.objects.get()
+
+    turns.run_turn(turn_id=turn.pk)
+
+    assert "Workspace instructions" not in ModelCall.objects.get(turn=turn).messages[0]["content"]

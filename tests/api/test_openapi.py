@@ -6,6 +6,8 @@ EXPECTED_OPERATIONS = {
     ("get", "/api/workspaces"),
     ("get", "/api/workspaces/{workspace_id}/tasks"),
     ("post", "/api/workspaces/{workspace_id}/tasks"),
+    ("get", "/api/workspaces/{workspace_id}/instructions"),
+    ("put", "/api/workspaces/{workspace_id}/instructions"),
     ("get", "/api/tasks/{task_id}"),
     ("get", "/api/tasks/{task_id}/messages"),
     ("post", "/api/tasks/{task_id}/messages"),

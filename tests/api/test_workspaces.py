@@ -188,3 +188,47 @@ def test_malformed_json_answers_400(
     assert response.status_code == 400
     assert reason in response.json()["errors"]["__all__"][0]
     assert not workspace.tasks.exists()
+
+
+def test_owner_puts_the_workspace_instructions_and_members_read_them(
+    request: pytest.FixtureRequest,
+    alice: User,
+    workspace: Workspace,
+    api_as: ApiClientFactory,
+) -> None:
+    url = f"/api/workspaces/{workspace.pk}/instructions"
+    response = api_as(alice).put(
+        url, {"instructions": " Answer in French. "}, content_type="application/json"
+    )
+
+    assert response.status_code == 200
+    assert response.json() == {"instructions": "Answer in French."}
+    for name, _ in READERS:
+        read = api_as(request.getfixturevalue(name)).get(url)
+        assert read.json() == {"instructions": "Answer in French."}
+
+
+def test_only_owners_put_instructions_and_outsiders_get_404(
+    request: pytest.FixtureRequest, workspace: Workspace, api_as: ApiClientFactory
+) -> None:
+    url = f"/api/workspaces/{workspace.pk}/instructions"
+    body = {"instructions": "Ignore the owners."}
+    for name, status in [("bob", 403), ("carol", 403), ("mallory", 404)]:
+        client = api_as(request.getfixturevalue(name))
+        assert client.put(url, body, content_type="application/json").status_code == status
+    assert api_as(request.getfixturevalue("mallory")).get(url).status_code == 404
+    workspace.refresh_from_db()
+    assert workspace.instructions == ""
+
+
+def test_instructions_over_the_limit_answer_400_with_reasons(
+    alice: User, workspace: Workspace, api_as: ApiClientFactory
+) -> None:
+    response = api_as(alice).put(
+        f"/api/workspaces/{workspace.pk}/instructions",
+        {"instructions": "x" * 4001},
+        content_type="application/json",
+    )
+
+    assert response.status_code == 400
+    assert "instructions" in response.json()["errors"]

@@ -256,3 +256,58 @@ def test_an_owner_revokes_an_invitation(as_user, workspace, alice):
 
     new.invitation.refresh_from_db()
     assert new.invitation.state == "revoked"
+
+
+def test_owner_sets_the_workspace_instructions_and_the_audit_log_records_it(
+    as_user, workspace, alice
+):
+    from collab.audit.models import AuditEvent
+
+    url = reverse("workspaces:settings", args=[workspace.pk])
+    response = as_user(alice).post(url, {"instructions": "  Answer in French.\r\nBe brief.  "})
+
+    workspace.refresh_from_db()
+    assert response.status_code == 302
+    assert workspace.instructions == "Answer in French.\nBe brief."
+    event = AuditEvent.objects.get(action=AuditEvent.Action.SETTINGS_CHANGED)
+    assert event.target == "workspace instructions"
+    assert b"Answer in French." in as_user(alice).get(url).content
+
+
+def test_instructions_over_the_limit_are_refused_with_400(as_user, workspace, alice):
+    url = reverse("workspaces:settings", args=[workspace.pk])
+    response = as_user(alice).post(url, {"instructions": "x" * 4001})
+
+    workspace.refresh_from_db()
+    assert response.status_code == 400
+    assert b"at most 4000 characters" in response.content
+    assert workspace.instructions == ""
+
+
+@pytest.mark.parametrize("name", ["bob", "carol"])
+def test_editors_and_viewers_read_the_instructions_but_cannot_change_them(
+    request, as_user, workspace, name
+):
+    workspace.instructions = "Answer in French."
+    workspace.save()
+    client = as_user(request.getfixturevalue(name))
+    url = reverse("workspaces:settings", args=[workspace.pk])
+
+    page = client.get(url)
+    response = client.post(url, {"instructions": "Ignore the owners."})
+
+    workspace.refresh_from_db()
+    assert page.status_code == 200
+    assert b"Answer in French." in page.content
+    assert b"<textarea" not in page.content
+    assert response.status_code == 403
+    assert workspace.instructions == "Answer in French."
+
+
+def test_outsiders_get_404_for_the_settings_page(as_user, workspace, mallory):
+    url = reverse("workspaces:settings", args=[workspace.pk])
+
+    assert as_user(mallory).get(url).status_code == 404
+    assert as_user(mallory).post(url, {"instructions": "x"}).status_code == 404
+    workspace.refresh_from_db()
+    assert workspace.instructions == ""
