@@ -84,7 +84,7 @@ def build_context(turn: Turn, profile: ModelProfile) -> dict[str, Any]:
         "agent": turn.agent.name,
         "workspace_instructions": task.workspace.instructions,
         "instructions": turn.agent.instructions,
-        "task": {"id": task.pk, "title": task.title, "goal": task.goal},
+        "task": {"id": task.pk, "title": task.title, "goal": task.goal, "template": task.template},
         "document": _clip(doc_text, limits["document_chars"]),
         "document_chars": len(doc_text),
         "messages": [

@@ -1,20 +1,23 @@
 """How the turn engine consults the clarification policies (``agents/policies``).
 
 The policies package builds a ``Situation`` from the turn's stored context (request, human chat,
-document, memory, answered cards), runs ``get_policy(agent.policy_name)``, and the engine stores
-the record on the turn so that a reviewer can replay the decision. Model signals (slot
-extraction, ambiguity, sampled interpretations) are not computed yet: policies see only what
-the text itself shows, unless a registered signal provider supplies them (the evaluation
-harness's oracle mode does, for the tasks it creates).
+document, memory, answered cards, the task's template), runs ``get_policy(agent.policy_name)``,
+and the engine stores the record on the turn so that a reviewer can replay the decision.
+
+Model signals (slot extraction, ambiguity, sampled interpretations) come from a registered
+signal provider when one has something to say about the turn (the evaluation harness's oracle
+mode does, for the tasks it creates), else from ``model_signals`` (the engine passes
+``agents.signals``: structured calls to the agent's model, only those the policy uses).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agents.policies import UnknownPolicyError, get_policy
 from agents.policies.adapter import decide_from_context
+from agents.policies.templates import load_templates
 
 # A provider gets the turn context and returns options for ``decide_from_context`` (signals,
 # extraction, template_kind, today) or None when it has nothing to say about this turn.
@@ -35,12 +38,36 @@ def known_policy(name: str) -> bool:
     return True
 
 
-def policy_decision(policy_name: str, context: dict[str, Any]) -> dict[str, Any]:
-    """The policies package's decision record: ``decision`` is "act", "suggest" or "ask", with
-    the one ``question`` message to send, the ``assumption`` to state, and the full situation and
-    decision for review (``agents/policies/adapter.py``)."""
+def template_kind(context: Mapping[str, Any]) -> str | None:
+    """The task's template kind (None for a free-form task: the adapter then guesses one from
+    the title, goal and request, or works without). A template no longer shipped counts as none."""
+    kind = str((context.get("task") or {}).get("template") or "")
+    return kind if kind in load_templates() else None
+
+
+def provided_options(context: dict[str, Any]) -> dict[str, Any] | None:
+    """Options from the first registered provider that has any for this turn."""
     for provider in _signal_providers:
         options = provider(context)
         if options:
-            return decide_from_context(policy_name, context, **options)
-    return decide_from_context(policy_name, context)
+            return options
+    return None
+
+
+def policy_decision(
+    policy_name: str,
+    context: dict[str, Any],
+    *,
+    model_signals: Callable[[], Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The policies package's decision record: ``decision`` is "act", "suggest" or "ask", with
+    the one ``question`` message to send, the ``assumption`` to state, and the full situation and
+    decision for review (``agents/policies/adapter.py``).
+
+    A registered provider's options take precedence; ``model_signals`` is called only when no
+    provider answered (it returns ``signals`` / ``extraction`` options, maybe none)."""
+    options = provided_options(context)
+    if options is None:
+        options = dict(model_signals()) if model_signals is not None else {}
+        options.setdefault("template_kind", template_kind(context))
+    return decide_from_context(policy_name, context, **options)

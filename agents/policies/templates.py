@@ -33,7 +33,8 @@ _SLOT_KEYS = {
     "cues",
     "weight",
 }
-_TEMPLATE_KEYS = {"kind", "title", "description", "keywords", "slots"}
+_TEMPLATE_KEYS = {"kind", "title", "description", "keywords", "skeleton", "slots"}
+MAX_SKELETON_CHARS = 2000
 
 
 class TemplateError(ValueError):
@@ -47,6 +48,7 @@ class TaskTemplate:
     description: str = ""
     keywords: tuple[str, ...] = ()
     slots: tuple[SlotSpec, ...] = ()
+    skeleton: str = ""  # markdown a new task's document starts with (headings, no values)
 
     def slot(self, name: str) -> SlotSpec | None:
         for spec in self.slots:
@@ -74,6 +76,9 @@ def parse_template(data: Mapping[str, Any], *, origin: str = "<data>") -> TaskTe
     title = data.get("title")
     if not isinstance(title, str) or not title.strip():
         raise fail("'title' is required")
+    skeleton = data.get("skeleton", "")
+    if not isinstance(skeleton, str) or len(skeleton) > MAX_SKELETON_CHARS:
+        raise fail(f"'skeleton' must be a string of at most {MAX_SKELETON_CHARS} characters")
     raw_slots = data.get("slots")
     if not isinstance(raw_slots, list) or not raw_slots:
         raise fail("at least one [[slots]] entry is required")
@@ -93,6 +98,7 @@ def parse_template(data: Mapping[str, Any], *, origin: str = "<data>") -> TaskTe
         description=str(data.get("description", "")).strip(),
         keywords=tuple(str(k).casefold() for k in data.get("keywords", ())),
         slots=tuple(slots),
+        skeleton=skeleton.strip() + "\n" if skeleton.strip() else "",
     )
 
 

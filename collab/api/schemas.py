@@ -8,6 +8,7 @@ from ninja import Field, Schema
 from pydantic import ConfigDict, field_validator
 
 from collab.tasks.models import TaskStatus
+from collab.tasks.task_templates import known_templates
 from collab.workspaces.models import Role
 
 MAX_PAGE = 200
@@ -46,6 +47,10 @@ class TaskOut(Schema):
     title: str
     goal: str
     status: TaskStatus
+    template: str = Field(
+        description="The task template it started from (see `template` on create); "
+        "empty for a free-form task."
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -66,6 +71,14 @@ class TaskIn(Schema):
 
     title: str = Field(description="Up to 200 characters.")
     goal: str = Field("", description="What should be true when the task is done.")
+    template: str = Field(
+        "",
+        max_length=40,
+        description="Start from a task template: "
+        + ", ".join(f"`{kind}`" for kind in sorted(known_templates()))
+        + " (the document starts with its headings). Empty for a free-form task. An unknown "
+        "name answers 400.",
+    )
 
 
 class TaskFilter(Schema):

@@ -39,6 +39,7 @@ def task_detail(access: TaskAccess) -> dict[str, Any]:
         "title": task.title,
         "goal": task.goal,
         "status": task.status,
+        "template": task.template,
         "created_at": task.created_at,
         "updated_at": task.updated_at,
         "role": access.membership.role,

@@ -58,7 +58,9 @@ def create_workspace_task(
     request: HttpRequest, workspace_id: int, payload: TaskIn
 ) -> Status[dict[str, object]]:
     membership = get_membership(current_user(request), workspace_id)
-    task = create_task(membership=membership, title=payload.title, goal=payload.goal)
+    task = create_task(
+        membership=membership, title=payload.title, goal=payload.goal, template=payload.template
+    )
     return Status(201, task_detail(TaskAccess(task=task, membership=membership)))
 
 

@@ -4,6 +4,7 @@ from django import forms
 from django.conf import settings
 
 from collab.tasks.models import TaskStatus
+from collab.tasks.task_templates import template_choices
 
 
 class TaskForm(forms.Form):
@@ -13,6 +14,13 @@ class TaskForm(forms.Form):
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="What should be true when this task is done?",
+    )
+    template = forms.ChoiceField(
+        label="Start from a template",
+        choices=template_choices,
+        required=False,
+        help_text="A template tells the agents what the task needs (and starts the document "
+        "with its headings); free-form tasks rely on the agents reading the request.",
     )
 
 

@@ -18,6 +18,11 @@ class Task(models.Model):
     title = models.CharField(max_length=200)
     goal = models.TextField(max_length=10_000, blank=True)
     status = models.CharField(max_length=20, choices=TaskStatus.choices, default=TaskStatus.OPEN)
+    template = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="The task template it started from (agents/task_templates); empty: free-form.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )

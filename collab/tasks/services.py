@@ -8,6 +8,7 @@ from django.db import transaction
 
 from agents.memory import services as memory
 from collab.realtime import broadcast
+from collab.tasks import task_templates
 from collab.tasks.models import Document, Message, Task, TaskStatus
 from collab.workspaces.models import Membership
 
@@ -18,9 +19,12 @@ def _require_editor(membership: Membership) -> None:
 
 
 @transaction.atomic
-def create_task(*, membership: Membership, title: str, goal: str = "") -> Task:
+def create_task(*, membership: Membership, title: str, goal: str = "", template: str = "") -> Task:
+    """A task, free-form or started from a template (its document then starts with the
+    template's skeleton)."""
     _require_editor(membership)
     title = title.strip()
+    template = template.strip()
     errors = {}
     if not title:
         errors["title"] = "A task needs a title."
@@ -28,12 +32,19 @@ def create_task(*, membership: Membership, title: str, goal: str = "") -> Task:
         errors["title"] = "Keep the title under 200 characters."
     if len(goal) > 10_000:
         errors["goal"] = "Keep the goal under 10,000 characters."
+    problem = task_templates.template_error(template)
+    if problem:
+        errors["template"] = problem
     if errors:
         raise ValidationError(errors)
     task = Task.objects.create(
-        workspace=membership.workspace, title=title, goal=goal.strip(), created_by=membership.user
+        workspace=membership.workspace,
+        title=title,
+        goal=goal.strip(),
+        template=template,
+        created_by=membership.user,
     )
-    Document.objects.create(task=task, text="")
+    Document.objects.create(task=task, text=task_templates.skeleton(template))
     return task
 
 

@@ -14,6 +14,7 @@ from collab.tasks import documents, selectors, services
 from collab.tasks.forms import MessageForm, StatusForm, TaskForm
 from collab.tasks.models import TaskStatus
 from collab.tasks.serializers import message_event
+from collab.tasks.task_templates import template_info
 from collab.workspaces.selectors import get_membership
 
 
@@ -53,6 +54,7 @@ def task_detail(request: AuthedRequest, task_id: int) -> HttpResponse:
     messages = [message_event(m) for m in selectors.list_messages(access.task)]
     context = {
         "task": access.task,
+        "task_template": template_info(access.task.template),
         "workspace": access.task.workspace,
         "membership": access.membership,
         "can_edit": access.can_edit,

@@ -436,7 +436,7 @@ def test_agent_that_may_edit_changes_the_document_as_an_attributed_minimal_diff(
 def test_policy_that_asks_sends_its_question_without_calling_the_model(
     task: Task, mira: Agent, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def asks(policy_name: str, context: dict[str, Any]) -> dict[str, Any]:
+    def asks(policy_name: str, context: dict[str, Any], **options: Any) -> dict[str, Any]:
         return {"policy": policy_name, "decision": "ask", "question": "Which dates work?"}
 
     monkeypatch.setattr(turns, "policy_decision", asks)

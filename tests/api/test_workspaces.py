@@ -232,3 +232,51 @@ def test_instructions_over_the_limit_answer_400_with_reasons(
 
     assert response.status_code == 400
     assert "instructions" in response.json()["errors"]
+
+
+def test_a_task_starts_from_a_template_through_the_api(
+    alice: User, workspace: Workspace, api_as: ApiClientFactory
+) -> None:
+    client = api_as(alice)
+    response = client.post(
+        f"/api/workspaces/{workspace.pk}/tasks",
+        {"title": "Week 3 lesson", "template": "lesson_plan"},
+        content_type="application/json",
+    )
+
+    assert response.status_code == 201
+    body = response.json()
+    assert body["template"] == "lesson_plan"
+    assert body["document"]["text"].startswith("## Learning goal\n")
+    listed = client.get(f"/api/workspaces/{workspace.pk}/tasks").json()
+    assert [t["template"] for t in listed] == ["lesson_plan"]
+    assert client.get(f"/api/tasks/{body['id']}").json()["template"] == "lesson_plan"
+
+
+def test_an_unknown_template_answers_400_with_the_reason(
+    alice: User, workspace: Workspace, api_as: ApiClientFactory
+) -> None:
+    response = api_as(alice).post(
+        f"/api/workspaces/{workspace.pk}/tasks",
+        {"title": "Odd", "template": "sonnet"},
+        content_type="application/json",
+    )
+
+    assert response.status_code == 400
+    reason = response.json()["errors"]["template"][0]
+    assert "Unknown template 'sonnet'" in reason
+    assert "travel_plan" in reason
+    assert not workspace.tasks.exists()
+
+
+def test_an_outsider_cannot_create_a_templated_task(
+    mallory: User, workspace: Workspace, api_as: ApiClientFactory
+) -> None:
+    response = api_as(mallory).post(
+        f"/api/workspaces/{workspace.pk}/tasks",
+        {"title": "Nope", "template": "travel_plan"},
+        content_type="application/json",
+    )
+
+    assert response.status_code == 404
+    assert not workspace.tasks.exists()
