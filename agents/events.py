@@ -16,6 +16,12 @@ from agents.models import AgentNote, Question, Suggestion, Turn
 from collab.realtime import broadcast
 
 
+def _empty_widget(kind: str, target_id: int, task_id: int) -> Any:
+    from agents.selectors import FeedbackWidget
+
+    return FeedbackWidget(kind=kind, target_id=target_id, task_id=task_id)
+
+
 def turn_payload(turn: Turn) -> dict[str, Any]:
     return {
         "type": "agent.turn",
@@ -82,6 +88,8 @@ def suggestion_changed(suggestion_id: int, *, created: bool = False) -> None:
         "diff": suggestion.diff,
         "rationale": suggestion.rationale,
     }
+    if created:
+        suggestion.feedback_widget = _empty_widget("suggestion", suggestion.pk, suggestion.task_id)  # type: ignore[attr-defined]
     _publish(
         suggestion.task_id,
         payload,
@@ -105,6 +113,8 @@ def question_changed(question_id: int, *, created: bool = False) -> None:
         "text": question.text,
         "answer": question.answer,
     }
+    if created:
+        question.feedback_widget = _empty_widget("question", question.pk, question.task_id)  # type: ignore[attr-defined]
     _publish(
         question.task_id,
         payload,
@@ -125,3 +135,44 @@ def note_added(note_id: int) -> None:
         "text": note.text,
     }
     _publish(note.task_id, payload, "agents/_note_oob.html", {"note": note})
+
+
+def feedback_changed(kind: str, target_id: int, task_id: int) -> None:
+    """Someone rated a piece of agent work: every page updates its counts (each person's own
+    choice is shown by their own page, which the click's response updated)."""
+    from agents.selectors import feedback_widget
+
+    widget = feedback_widget(user=None, kind=kind, target_id=target_id, task_id=task_id)
+    payload = {
+        "type": "agent.feedback",
+        "task_id": task_id,
+        "target_kind": kind,
+        "target_id": target_id,
+        "up": widget.up,
+        "down": widget.down,
+        "unnecessary": widget.unnecessary_count,
+    }
+    html = render_to_string("agents/_feedback.html#feedback-counts", {"fb": widget, "oob": True})
+    broadcast.agent_event(task_id, payload=payload, html=html, html_readonly=html)
+
+
+def edit_applied(action_id: int) -> None:
+    """An agent edited the document directly: pages list the edit (with its feedback buttons)."""
+    from agents.models import Action
+
+    action = Action.objects.select_related("turn__agent").filter(pk=action_id).first()
+    if action is None:
+        return
+    task_id = action.turn.task_id
+    action.feedback_widget = _empty_widget("edit", action.pk, task_id)  # type: ignore[attr-defined]
+    payload = {
+        "type": "agent.edit",
+        "action_id": action.pk,
+        "agent": action.turn.agent.name,
+        "task_id": task_id,
+        "text": action.payload.get("text", ""),
+        "find": action.payload.get("find", ""),
+        "replace": action.payload.get("replace", ""),
+    }
+    html = render_to_string("agents/_edit_oob.html", {"edit": action})
+    broadcast.agent_event(task_id, payload=payload, html=html, html_readonly=html)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from agents.models import Agent, ModelProfile
@@ -38,6 +40,7 @@ class AgentForm(forms.ModelForm):
             "on_idle_document",
             "ask_button",
             "is_active",
+            "learn_per_person",
         ]
         widgets = {
             "colour": forms.TextInput(attrs={"type": "color"}),
@@ -59,3 +62,26 @@ class AnswerForm(forms.Form):
 class AcceptForm(forms.Form):
     text = forms.CharField(required=False, max_length=6000, strip=False)
     edited = forms.BooleanField(required=False)
+
+
+class FeedbackForm(forms.Form):
+    """A feedback click or comment. Fields that are absent keep their stored value, so each
+    button posts only what it changes (the service validates the values and says why)."""
+
+    rating = forms.CharField(required=False, max_length=10, strip=True)
+    toggle = forms.BooleanField(required=False)
+    comment = forms.CharField(required=False, max_length=2000, strip=True)
+    unnecessary = forms.ChoiceField(
+        required=False, choices=[("1", "yes"), ("0", "no"), ("true", "yes"), ("false", "no")]
+    )
+
+    def service_arguments(self) -> dict[str, Any]:
+        data, cleaned = self.data, self.cleaned_data
+        arguments: dict[str, Any] = {"toggle": cleaned["toggle"]}
+        if "rating" in data:
+            arguments["rating"] = cleaned["rating"]
+        if "comment" in data:
+            arguments["comment"] = cleaned["comment"]
+        if data.get("unnecessary"):
+            arguments["unnecessary"] = cleaned["unnecessary"] in ("1", "true")
+        return arguments

@@ -14,7 +14,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models.functions import Lower
 
-from collab.tasks.models import Task
+from collab.tasks.models import Message, Task
 from collab.workspaces.models import Workspace
 
 AGENT_NAME_RE = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
@@ -123,6 +123,13 @@ class Agent(models.Model):
     on_idle_document = models.BooleanField(default=False)
     ask_button = models.BooleanField(default=True)
     is_active = models.BooleanField(default=True)
+    learn_per_person = models.BooleanField(
+        default=False,
+        help_text=(
+            "Learning policies (bandit) keep one state per person who asks, instead of one for "
+            "the whole workspace."
+        ),
+    )
     tasks = models.ManyToManyField(Task, blank=True, related_name="agents")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
@@ -362,3 +369,163 @@ class AgentNote(models.Model):
 
     def __str__(self) -> str:
         return f"Note by {self.agent}: {self.text[:40]}"
+
+
+FEEDBACK_COMMENT_MAX = 1000
+
+
+class Feedback(models.Model):
+    """One person's feedback on one piece of agent work: an agent chat message, a question
+    card, a suggestion card or a direct edit. One row per (person, target); giving feedback
+    again changes the row, and clicking the same thumb again clears the rating (the row stays,
+    so that the bandit never learns twice from the same person on the same target)."""
+
+    class TargetKind(models.TextChoices):
+        MESSAGE = "message", "Chat message"
+        QUESTION = "question", "Question"
+        SUGGESTION = "suggestion", "Suggestion"
+        EDIT = "edit", "Edit"
+
+    class Rating(models.TextChoices):
+        UP = "up", "Thumbs up"
+        DOWN = "down", "Thumbs down"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agent_feedback"
+    )
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="agent_feedback")
+    turn = models.ForeignKey(
+        Turn, on_delete=models.SET_NULL, null=True, blank=True, related_name="feedback"
+    )
+    target_kind = models.CharField(max_length=20, choices=TargetKind.choices)
+    message = models.ForeignKey(
+        Message, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    question = models.ForeignKey(
+        Question, on_delete=models.CASCADE, null=True, blank=True, related_name="feedback"
+    )
+    suggestion = models.ForeignKey(
+        Suggestion, on_delete=models.CASCADE, null=True, blank=True, related_name="feedback"
+    )
+    action = models.ForeignKey(
+        Action,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="feedback",
+        help_text="The edit action, for feedback on a direct edit.",
+    )
+    rating = models.CharField(
+        max_length=4, choices=Rating.choices, blank=True, help_text="Empty: no rating."
+    )
+    comment = models.CharField(max_length=FEEDBACK_COMMENT_MAX, blank=True)
+    unnecessary_question = models.BooleanField(default=False)
+    learned_reward = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The reward the policy learned from this row (at most once per row).",
+    )
+    learned_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    models.Q(
+                        target_kind="message",
+                        message__isnull=False,
+                        question__isnull=True,
+                        suggestion__isnull=True,
+                        action__isnull=True,
+                    )
+                    | models.Q(
+                        target_kind="question",
+                        message__isnull=True,
+                        question__isnull=False,
+                        suggestion__isnull=True,
+                        action__isnull=True,
+                    )
+                    | models.Q(
+                        target_kind="suggestion",
+                        message__isnull=True,
+                        question__isnull=True,
+                        suggestion__isnull=False,
+                        action__isnull=True,
+                    )
+                    | models.Q(
+                        target_kind="edit",
+                        message__isnull=True,
+                        question__isnull=True,
+                        suggestion__isnull=True,
+                        action__isnull=False,
+                    )
+                ),
+                name="feedback_exactly_one_target",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(unnecessary_question=False) | models.Q(target_kind="question"),
+                name="feedback_unnecessary_only_on_questions",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(rating__in=["", "up", "down"]),
+                name="feedback_rating_up_or_down",
+            ),
+            models.UniqueConstraint(fields=["user", "message"], name="feedback_once_per_message"),
+            models.UniqueConstraint(fields=["user", "question"], name="feedback_once_per_question"),
+            models.UniqueConstraint(
+                fields=["user", "suggestion"], name="feedback_once_per_suggestion"
+            ),
+            models.UniqueConstraint(fields=["user", "action"], name="feedback_once_per_edit"),
+        ]
+        indexes = [
+            models.Index(fields=["task", "-updated_at"]),
+            models.Index(fields=["workspace", "-updated_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"Feedback by {self.user_id} on {self.target_kind} ({self.rating or '-'})"
+
+    @property
+    def target_id(self) -> int | None:
+        return self.message_id or self.question_id or self.suggestion_id or self.action_id
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.rating and not self.unnecessary_question and not self.comment
+
+
+class PolicyState(models.Model):
+    """A learning policy's JSON state, one per workspace (``user`` empty) or per person."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    policy_name = models.CharField(max_length=40)
+    state = models.JSONField(default=dict)
+    decisions = models.PositiveIntegerField(default=0)
+    rewards = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["workspace", "policy_name", "user"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "policy_name"],
+                condition=models.Q(user__isnull=True),
+                name="one_workspace_policy_state",
+            ),
+            models.UniqueConstraint(
+                fields=["workspace", "user", "policy_name"],
+                condition=models.Q(user__isnull=False),
+                name="one_personal_policy_state",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        who = f"user {self.user_id}" if self.user_id else "workspace"
+        return f"{self.policy_name} state of workspace {self.workspace_id} ({who})"

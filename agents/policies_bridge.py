@@ -59,15 +59,18 @@ def policy_decision(
     context: dict[str, Any],
     *,
     model_signals: Callable[[], Mapping[str, Any]] | None = None,
+    policy_state: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The policies package's decision record: ``decision`` is "act", "suggest" or "ask", with
     the one ``question`` message to send, the ``assumption`` to state, and the full situation and
     decision for review (``agents/policies/adapter.py``).
 
     A registered provider's options take precedence; ``model_signals`` is called only when no
-    provider answered (it returns ``signals`` / ``extraction`` options, maybe none)."""
+    provider answered (it returns ``signals`` / ``extraction`` options, maybe none). A learning
+    policy starts from ``policy_state`` and returns its new state under "policy_state"
+    (``agents/learning.py`` persists it)."""
     options = provided_options(context)
     if options is None:
         options = dict(model_signals()) if model_signals is not None else {}
         options.setdefault("template_kind", template_kind(context))
-    return decide_from_context(policy_name, context, **options)
+    return decide_from_context(policy_name, context, policy_state=policy_state, **options)

@@ -5,10 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from agents.models import ACTIVE_STATUSES, Agent, AgentNote, Question, Suggestion, Turn
-from collab.tasks.models import Task
+from agents.models import (
+    ACTIVE_STATUSES,
+    Action,
+    ActionKind,
+    Agent,
+    AgentNote,
+    Feedback,
+    Question,
+    Suggestion,
+    Turn,
+)
+from collab.tasks.models import Message, Task
 from collab.tasks.selectors import TaskAccess
 from collab.workspaces.models import Membership
 
@@ -40,15 +51,33 @@ def task_panel(*, task: Task, membership: Membership | None) -> dict[str, Any]:
         if membership is not None and membership.can_edit
         else []
     )
+    questions = list(Question.objects.filter(task=task).select_related("agent", "answered_by")[:10])
+    suggestions = list(
+        Suggestion.objects.filter(task=task).select_related("agent", "decided_by")[:10]
+    )
+    edits = list_task_edits(task)
+    widgets = feedback_widgets(
+        user=membership.user if membership is not None else None,
+        task_id=task.pk,
+        targets={
+            Feedback.TargetKind.QUESTION: [q.pk for q in questions],
+            Feedback.TargetKind.SUGGESTION: [s.pk for s in suggestions],
+            Feedback.TargetKind.EDIT: [e.pk for e in edits],
+        },
+    )
+    for kind, items in (
+        (Feedback.TargetKind.QUESTION, questions),
+        (Feedback.TargetKind.SUGGESTION, suggestions),
+        (Feedback.TargetKind.EDIT, edits),
+    ):
+        for item in items:
+            item.feedback_widget = widgets[(kind, item.pk)]  # type: ignore[union-attr]
     return {
         "rows": rows,
         "addable": [a for a in addable if a.pk not in on_task],
-        "questions": list(
-            Question.objects.filter(task=task).select_related("agent", "answered_by")[:10]
-        ),
-        "suggestions": list(
-            Suggestion.objects.filter(task=task).select_related("agent", "decided_by")[:10]
-        ),
+        "questions": questions,
+        "suggestions": suggestions,
+        "edits": edits,
         "notes": list(AgentNote.objects.filter(task=task).select_related("agent")[:10]),
         "is_owner": membership is not None and membership.is_owner,
     }
@@ -97,3 +126,163 @@ def get_task_question(access: TaskAccess, question_id: int) -> Question:
 
 def active_turn(agent: Agent, task: Task) -> Turn | None:
     return Turn.objects.filter(agent=agent, task=task, status__in=ACTIVE_STATUSES).first()
+
+
+# --- Feedback ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FeedbackTarget:
+    """A piece of agent work someone can rate, found inside one task."""
+
+    kind: str  # Feedback.TargetKind
+    obj: Message | Question | Suggestion | Action
+    task: Task
+    turn_id: int | None
+
+    @property
+    def target_id(self) -> int:
+        return int(self.obj.pk)
+
+
+def _message_turn_id(message: Message) -> int | None:
+    """The turn whose reply (or question) posted an agent chat message."""
+    return (
+        Action.objects.filter(turn__task_id=message.task_id, result__message_id=message.pk)
+        .values_list("turn_id", flat=True)
+        .first()
+    )
+
+
+def get_feedback_target(access: TaskAccess, kind: str, target_id: int) -> FeedbackTarget:
+    """The target of a feedback click, in the task the person can see; 404 otherwise (a
+    person's own chat message is no target: feedback is on agent work only)."""
+    task = access.task
+    obj: Message | Question | Suggestion | Action | None
+    turn_id: int | None = None
+    if kind == Feedback.TargetKind.MESSAGE:
+        obj = Message.objects.filter(pk=target_id, task=task, kind=Message.Kind.AGENT).first()
+        if obj is not None:
+            turn_id = _message_turn_id(obj)
+    elif kind == Feedback.TargetKind.QUESTION:
+        obj = Question.objects.filter(pk=target_id, task=task).first()
+        turn_id = obj.turn_id if obj else None
+    elif kind == Feedback.TargetKind.SUGGESTION:
+        obj = Suggestion.objects.filter(pk=target_id, task=task).first()
+        turn_id = obj.turn_id if obj else None
+    elif kind == Feedback.TargetKind.EDIT:
+        obj = _task_edits(task).filter(pk=target_id).first()
+        turn_id = obj.turn_id if obj else None
+    else:
+        obj = None
+    if obj is None:
+        raise Http404("No such agent work on this task.")
+    return FeedbackTarget(kind=kind, obj=obj, task=task, turn_id=turn_id)
+
+
+def _task_edits(task: Task) -> QuerySet[Action]:
+    return Action.objects.filter(
+        turn__task=task,
+        kind=ActionKind.EDIT,
+        status=Action.Status.APPLIED,
+        result__edited_directly=True,
+    )
+
+
+def list_task_edits(task: Task, *, limit: int = 10) -> list[Action]:
+    """The agents' direct edits of the task's document, newest first (the "edit notices")."""
+    edits = _task_edits(task).select_related("turn__agent").order_by("-applied_at", "-id")
+    return list(edits[:limit])
+
+
+@dataclass
+class FeedbackWidget:
+    """What one person sees under one piece of agent work: their own choice and the counts."""
+
+    kind: str
+    target_id: int
+    task_id: int
+    rating: str | None = None
+    comment: str = ""
+    unnecessary: bool = False
+    up: int = 0
+    down: int = 0
+    unnecessary_count: int = 0
+
+    @property
+    def dom_id(self) -> str:
+        return f"feedback-{self.kind}-{self.target_id}"
+
+    @property
+    def is_question(self) -> bool:
+        return self.kind == Feedback.TargetKind.QUESTION
+
+    @property
+    def has_mine(self) -> bool:
+        return bool(self.rating or self.unnecessary or self.comment)
+
+
+FEEDBACK_TARGET_FIELDS: dict[str, str] = {
+    Feedback.TargetKind.MESSAGE: "message_id",
+    Feedback.TargetKind.QUESTION: "question_id",
+    Feedback.TargetKind.SUGGESTION: "suggestion_id",
+    Feedback.TargetKind.EDIT: "action_id",
+}
+
+
+def feedback_widgets(
+    *, user: Any, task_id: int, targets: dict[str, list[int]]
+) -> dict[tuple[str, int], FeedbackWidget]:
+    """Widgets for many targets of one task in one query: ``targets`` maps a target kind to
+    ids. Rows of everyone are read (for the counts); a task has few of them per target."""
+    widgets = {
+        (kind, pk): FeedbackWidget(kind=kind, target_id=pk, task_id=task_id)
+        for kind, ids in targets.items()
+        for pk in ids
+    }
+    condition = Q()
+    for kind, ids in targets.items():
+        if ids:
+            condition |= Q(target_kind=kind, **{f"{FEEDBACK_TARGET_FIELDS[kind]}__in": ids})
+    if not widgets or not condition:
+        return widgets
+    rows = Feedback.objects.filter(condition, task_id=task_id).values(
+        "target_kind",
+        *FEEDBACK_TARGET_FIELDS.values(),
+        "user_id",
+        "rating",
+        "comment",
+        "unnecessary_question",
+    )
+    for row in rows:
+        kind = row["target_kind"]
+        widget = widgets.get((kind, row[FEEDBACK_TARGET_FIELDS[kind]]))
+        if widget is None:
+            continue
+        widget.up += row["rating"] == Feedback.Rating.UP
+        widget.down += row["rating"] == Feedback.Rating.DOWN
+        widget.unnecessary_count += bool(row["unnecessary_question"])
+        if row["user_id"] == getattr(user, "pk", None):
+            widget.rating = row["rating"] or None
+            widget.comment = row["comment"]
+            widget.unnecessary = row["unnecessary_question"]
+    return widgets
+
+
+def feedback_widget(*, user: Any, kind: str, target_id: int, task_id: int) -> FeedbackWidget:
+    return feedback_widgets(user=user, task_id=task_id, targets={kind: [target_id]})[
+        (kind, target_id)
+    ]
+
+
+def attach_message_feedback(user: Any, task_id: int, messages: list[dict[str, Any]]) -> None:
+    """Give every agent chat message (serialized dicts) its feedback widget, in one query."""
+    ids = [m["id"] for m in messages if m.get("kind") == Message.Kind.AGENT]
+    if not ids:
+        return
+    widgets = feedback_widgets(
+        user=user, task_id=task_id, targets={Feedback.TargetKind.MESSAGE: ids}
+    )
+    for message in messages:
+        if message.get("kind") == Message.Kind.AGENT:
+            message["feedback"] = widgets[(Feedback.TargetKind.MESSAGE, message["id"])]

@@ -16,16 +16,19 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agents import events
+from agents.learning import learn_from_feedback
 from agents.models import (
+    FEEDBACK_COMMENT_MAX,
     Action,
     ActionKind,
     Agent,
     AgentMode,
     AgentNote,
+    Feedback,
     ModelProfile,
     Question,
     Suggestion,
@@ -34,6 +37,7 @@ from agents.models import (
     TurnStatus,
 )
 from agents.schemas import TEXT_MAX
+from agents.selectors import FEEDBACK_TARGET_FIELDS, FeedbackTarget
 from collab.realtime import broadcast
 from collab.tasks import documents
 from collab.tasks.models import Document, Message, Task
@@ -54,6 +58,7 @@ AGENT_FIELDS = (
     "on_idle_document",
     "ask_button",
     "is_active",
+    "learn_per_person",
 )
 
 
@@ -451,6 +456,7 @@ def apply_action(*, idempotency_key: str) -> None:
                 edited = _direct_edit(turn=turn, find=find, replace=replace)
             if edited is not None:
                 result.update(edited, edited_directly=True)
+                transaction.on_commit(partial(events.edit_applied, action.pk))
             else:
                 document = Document.objects.filter(task_id=turn.task_id).first()
                 before = document.text if document else ""
@@ -579,3 +585,77 @@ def answer_question(*, membership: Membership, question: Question, answer: str) 
 
 def model_profiles() -> list[ModelProfile]:
     return list(ModelProfile.objects.order_by("name"))
+
+
+# --- Feedback on agent work -------------------------------------------------------------------
+
+
+def _feedback_row(*, membership: Membership, target: FeedbackTarget) -> Feedback:
+    """The person's row for this target, locked (created, empty, when missing)."""
+    field = FEEDBACK_TARGET_FIELDS[target.kind]
+    rows = Feedback.objects.select_for_update(of=("self",)).filter(
+        user=membership.user, target_kind=target.kind, **{field: target.obj.pk}
+    )
+    row = rows.first()
+    if row is not None:
+        return row
+    try:
+        with transaction.atomic():
+            return Feedback.objects.create(
+                user=membership.user,
+                workspace_id=target.task.workspace_id,
+                task=target.task,
+                turn_id=target.turn_id,
+                target_kind=target.kind,
+                **{field: target.obj.pk},
+            )
+    except IntegrityError:  # the same person's other tab got there first
+        return rows.get()
+
+
+def record_feedback(
+    *,
+    membership: Membership,
+    target: FeedbackTarget,
+    rating: str | None = None,
+    toggle: bool = False,
+    comment: str | None = None,
+    unnecessary: bool | None = None,
+) -> Feedback:
+    """Thumbs up/down, a comment, or "this question was unnecessary" on one piece of agent work.
+
+    Any member may give feedback, viewers included: it changes nothing in the task, only what
+    review shows and what a learning policy learns. Arguments left as ``None`` keep their
+    stored value; ``rating=""`` clears the rating, and with ``toggle`` giving the rating the
+    row already has clears it (the thumb buttons). One row per (person, target), kept even when
+    emptied so that the policy learns from each person's first opinion once
+    (``agents/learning.py``).
+    """
+    _require_same_workspace(membership, target.task)
+    errors: dict[str, str] = {}
+    if rating is not None and rating not in ("", *Feedback.Rating.values):
+        errors["rating"] = "Rate with up or down (or nothing to clear the rating)."
+    if comment is not None:
+        comment = comment.strip()
+        if len(comment) > FEEDBACK_COMMENT_MAX:
+            errors["comment"] = f"Keep the comment under {FEEDBACK_COMMENT_MAX:,} characters."
+    if unnecessary and target.kind != Feedback.TargetKind.QUESTION:
+        errors["unnecessary"] = "Only a question can be marked unnecessary."
+    if rating is None and comment is None and unnecessary is None:
+        errors["rating"] = "Give a rating, a comment or mark the question unnecessary."
+    if errors:
+        raise ValidationError(errors)
+    with transaction.atomic():
+        row = _feedback_row(membership=membership, target=target)
+        if rating is not None:
+            row.rating = "" if toggle and row.rating == rating else rating
+        if comment is not None:
+            row.comment = comment
+        if unnecessary is not None:
+            row.unnecessary_question = unnecessary
+        row.save(update_fields=["rating", "comment", "unnecessary_question", "updated_at"])
+        learn_from_feedback(row)
+        transaction.on_commit(
+            partial(events.feedback_changed, target.kind, target.obj.pk, target.task.pk)
+        )
+    return row

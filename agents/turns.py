@@ -30,6 +30,7 @@ from langchain_core.utils.json import parse_partial_json
 
 from agents import events, llm
 from agents.context import build_context, messages_for_log, prompt_messages
+from agents.learning import decide_with_state
 from agents.models import (
     FINAL_STATUSES,
     Action,
@@ -247,7 +248,7 @@ class _Streamer:
 def _decide(turn: Turn, profile: ModelProfile) -> None:
     """Ask the model, validate, and store the decision and its actions (not yet applied)."""
     context = build_context(turn, profile)
-    policy = policy_decision(turn.agent.policy_name, context)
+    policy = decide_with_state(turn=turn, context=context, decide=policy_decision)
     Turn.objects.filter(pk=turn.pk).update(context=context, policy_decision=policy)
     if policy.get("decision") == "ask" and policy.get("question"):
         decision = DecisionOut.model_validate(

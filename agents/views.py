@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from agents import selectors, services
-from agents.forms import AcceptForm, AgentForm, AnswerForm, AskForm
+from agents.forms import AcceptForm, AgentForm, AnswerForm, AskForm, FeedbackForm
 from collab.lib.requests import AuthedRequest
 from collab.tasks.selectors import get_task_access
 from collab.workspaces.selectors import get_membership
@@ -189,3 +189,28 @@ def edit_agent(request: AuthedRequest, workspace_id: int, agent_id: int) -> Http
         {"workspace": membership.workspace, "membership": membership, "agent": agent, "form": form},
         status=status,
     )
+
+
+@login_required
+@require_POST
+def feedback(request: AuthedRequest, task_id: int, kind: str, target_id: int) -> HttpResponse:
+    """Thumbs, comment or "unnecessary" on one piece of agent work (any member, viewers too).
+    htmx gets the person's widget back; every page's counts follow over the WebSocket."""
+    access = get_task_access(request.user, task_id)
+    target = selectors.get_feedback_target(access, kind, target_id)
+    form = FeedbackForm(request.POST)
+    if not form.is_valid():
+        reasons = [f"{name}: {' '.join(map(str, errs))}" for name, errs in form.errors.items()]
+        return _bad(" ".join(reasons))
+    try:
+        services.record_feedback(
+            membership=access.membership, target=target, **form.service_arguments()
+        )
+    except ValidationError as exc:
+        return _bad(exc)
+    if not request.htmx:
+        return redirect("tasks:detail", task_id=task_id)
+    widget = selectors.feedback_widget(
+        user=request.user, kind=kind, target_id=target_id, task_id=task_id
+    )
+    return render(request, "agents/_feedback.html#feedback-widget", {"fb": widget})

@@ -7,6 +7,7 @@ from typing import Any
 from django import template
 
 from agents import selectors
+from agents.selectors import FeedbackWidget
 
 register = template.Library()
 
@@ -35,3 +36,13 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
             kind = "context"
         lines.append((kind, line))
     return lines
+
+
+@register.simple_tag
+def message_feedback(message: dict[str, Any]) -> FeedbackWidget:
+    """An agent chat message's feedback widget: the one the view attached, else (a message
+    that was just broadcast) an empty one."""
+    widget = message.get("feedback")
+    if isinstance(widget, FeedbackWidget):
+        return widget
+    return FeedbackWidget(kind="message", target_id=message["id"], task_id=message["task_id"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from ninja import Field, Schema
 from pydantic import ConfigDict, field_validator
@@ -120,3 +121,35 @@ class MessagePage(Schema):
     next_before: int | None = Field(
         description="Pass as `before` to get the previous (older) page; null when none."
     )
+
+
+class FeedbackIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    target_kind: Literal["message", "question", "suggestion", "edit"] = Field(
+        description="What is rated: an agent chat message, a question, a suggestion or an edit."
+    )
+    target_id: int = Field(ge=1, description="Its id (for an edit: the edit action's id).")
+    rating: Literal["up", "down"] | None = Field(
+        None, description="Thumbs up or down; null clears the rating; omitted keeps it."
+    )
+    comment: str | None = Field(
+        None, max_length=1000, description="Optional comment; omitted keeps the stored one."
+    )
+    unnecessary: bool | None = Field(
+        None, description='Questions only: "this question was unnecessary".'
+    )
+
+
+class FeedbackOut(Schema):
+    id: int
+    target_kind: str
+    target_id: int
+    turn_id: int | None
+    rating: str | None
+    comment: str
+    unnecessary: bool
+    learned_reward: float | None = Field(
+        description="The reward a learning policy took from this feedback (at most once)."
+    )
+    updated_at: datetime

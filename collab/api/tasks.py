@@ -7,11 +7,15 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
+from agents.selectors import get_feedback_target
+from agents.services import record_feedback
 from collab.api.auth import current_user
 from collab.api.schemas import (
     MAX_PAGE,
     BadRequest,
     Error,
+    FeedbackIn,
+    FeedbackOut,
     MessageIn,
     MessageOut,
     MessagePage,
@@ -92,3 +96,35 @@ def post_task_message(
     access = get_task_access(current_user(request), task_id)
     message = post_message(membership=access.membership, task=access.task, body=payload.body)
     return Status(201, message_event(message))
+
+
+@router.post(
+    "/{int:task_id}/feedback",
+    response={200: FeedbackOut, **ERRORS},
+    summary="Rate an agent's message, question, suggestion or edit (any member)",
+)
+def give_feedback(request: HttpRequest, task_id: int, payload: FeedbackIn) -> dict[str, Any]:
+    """One row per person and target: posting again changes it. Fields left out keep their
+    stored value; ``rating: null`` clears the rating."""
+    access = get_task_access(current_user(request), task_id)
+    target = get_feedback_target(access, payload.target_kind, payload.target_id)
+    given = payload.model_fields_set
+    arguments: dict[str, Any] = {}
+    if "rating" in given:
+        arguments["rating"] = payload.rating or ""
+    if "comment" in given:
+        arguments["comment"] = payload.comment or ""
+    if "unnecessary" in given:
+        arguments["unnecessary"] = bool(payload.unnecessary)
+    row = record_feedback(membership=access.membership, target=target, **arguments)
+    return {
+        "id": row.pk,
+        "target_kind": row.target_kind,
+        "target_id": row.target_id,
+        "turn_id": row.turn_id,
+        "rating": row.rating or None,
+        "comment": row.comment,
+        "unnecessary": row.unnecessary_question,
+        "learned_reward": row.learned_reward,
+        "updated_at": row.updated_at,
+    }

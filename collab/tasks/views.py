@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -48,10 +50,18 @@ def task_list(request: AuthedRequest, workspace_id: int) -> HttpResponse:
     return render(request, "tasks/task_list.html", context, status=http_status)
 
 
+def _attach_feedback(request: AuthedRequest, task_id: int, messages: list[dict[str, Any]]) -> None:
+    """Agent messages carry the person's feedback widget (one query for the page)."""
+    from agents.selectors import attach_message_feedback  # agents depend on tasks, not back
+
+    attach_message_feedback(request.user, task_id, messages)
+
+
 @login_required
 def task_detail(request: AuthedRequest, task_id: int) -> HttpResponse:
     access = selectors.get_task_access(request.user, task_id)
     messages = [message_event(m) for m in selectors.list_messages(access.task)]
+    _attach_feedback(request, access.task.pk, messages)
     context = {
         "task": access.task,
         "task_template": template_info(access.task.template),
@@ -76,6 +86,7 @@ def older_messages(request: AuthedRequest, task_id: int) -> HttpResponse:
     except (KeyError, ValueError):
         return HttpResponse("before must be a message id", status=400)
     messages = [message_event(m) for m in selectors.list_messages(access.task, before=before)]
+    _attach_feedback(request, access.task.pk, messages)
     return render(
         request,
         "tasks/task_detail.html#older-messages",
@@ -97,6 +108,7 @@ def newer_messages(request: AuthedRequest, task_id: int) -> HttpResponse:
     except (KeyError, ValueError):
         return HttpResponse("after must be a message id", status=400)
     messages = [message_event(m) for m in selectors.list_messages_after(access.task, after=after)]
+    _attach_feedback(request, access.task.pk, messages)
     return render(
         request,
         "tasks/task_detail.html#newer-messages",

@@ -40,5 +40,5 @@ def test_docs_page_shows_every_operation_offline(live_server) -> None:
         finally:
             browser.close()
 
-    assert len(summaries) == 8
+    assert len(summaries) == 9
     assert elsewhere == []

@@ -11,6 +11,7 @@ EXPECTED_OPERATIONS = {
     ("get", "/api/tasks/{task_id}"),
     ("get", "/api/tasks/{task_id}/messages"),
     ("post", "/api/tasks/{task_id}/messages"),
+    ("post", "/api/tasks/{task_id}/feedback"),
 }
 
 
