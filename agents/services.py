@@ -230,19 +230,33 @@ def handle_human_message(*, message: Message) -> list[Turn]:
     return turns
 
 
-def document_edited(*, task_id: int, update_id: int) -> None:
-    """Called inside the transaction that stores people's document edits: agents that work
-    when the document goes idle get a check ``AGENTS_IDLE_DOCUMENT_SECONDS`` later (debounced:
-    only the check for the newest edit starts turns)."""
-    watching = Agent.objects.filter(tasks=task_id, on_idle_document=True, is_active=True)
-    if not watching.exists():
+def documents_edited(*, latest_updates: dict[int, int]) -> None:
+    """Called inside the transaction that stores people's document edits, with the newest
+    stored update id per task: agents that work when the document goes idle get a check
+    ``AGENTS_IDLE_DOCUMENT_SECONDS`` later (debounced: only the check for the newest edit starts
+    turns). One query for a whole flush batch, whatever the number of documents in it."""
+    if not latest_updates:
+        return
+    watched = set(
+        Agent.objects.filter(
+            tasks__in=list(latest_updates), on_idle_document=True, is_active=True
+        ).values_list("tasks", flat=True)
+    )
+    if not watched:
         return
     from agents.jobs import document_idle_job
 
     delay = int(getattr(settings, "AGENTS_IDLE_DOCUMENT_SECONDS", 30))
-    transaction.on_commit(
-        lambda: document_idle_job.apply_async((task_id, update_id), countdown=delay)
-    )
+    for task_id in sorted(watched):
+        update_id = latest_updates[task_id]
+        transaction.on_commit(
+            lambda t=task_id, u=update_id: document_idle_job.apply_async((t, u), countdown=delay)
+        )
+
+
+def document_edited(*, task_id: int, update_id: int) -> None:
+    """One task's edit (see ``documents_edited``)."""
+    documents_edited(latest_updates={task_id: update_id})
 
 
 @transaction.atomic

@@ -279,6 +279,7 @@ def append_document_updates_many(requests: list[AppendRequest]) -> dict[int, App
         update_ids[pk].append(row_id)
     results = {}
     plain: list[tuple[str | None, int, int]] = []  # (text or None, log_length, pk)
+    edited: dict[int, int] = {}  # task id -> newest update id written by a person
     for pk, document in locked.items():
         request = by_id[pk]
         document.log_length += len(update_ids[pk])
@@ -300,9 +301,7 @@ def append_document_updates_many(requests: list[AppendRequest]) -> dict[int, App
             plain.append((text, document.log_length, pk))
         ids = update_ids[pk]
         if ids and any(update.author_id for update in request.updates):
-            from agents.services import document_edited  # agents depend on tasks, not back
-
-            document_edited(task_id=document.task_id, update_id=max(ids))
+            edited[document.task_id] = max(ids)
         results[pk] = AppendResult(
             update_ids=ids,
             missed=missed[pk],
@@ -315,6 +314,10 @@ def append_document_updates_many(requests: list[AppendRequest]) -> dict[int, App
             should_compact=document.log_length >= settings.DOCUMENT_COMPACT_AFTER,
         )
     _write_plain(plain)
+    if edited:
+        from agents.services import documents_edited  # agents depend on tasks, not back
+
+        documents_edited(latest_updates=edited)
     return results
 
 

@@ -385,6 +385,29 @@ def test_document_edits_schedule_an_idle_check_for_watching_agents_only(
     assert scheduled == [(task.pk, 8)]
 
 
+def test_a_flush_of_many_documents_checks_for_watching_agents_in_one_query(
+    task: Task,
+    workspace: Workspace,
+    make_agent: Callable[..., Agent],
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+    django_assert_num_queries: Any,
+) -> None:
+    # given a watched task among three edited ones
+    quiet = [factories.make_task(workspace, title=f"Quiet {n}") for n in range(2)]
+    make_agent("Tidy", on_idle_document=True).tasks.add(task)
+    scheduled: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(
+        jobs.document_idle_job, "apply_async", lambda args, countdown: scheduled.append(args)
+    )
+    # when one flush reports all three
+    latest = {task.pk: 11, quiet[0].pk: 12, quiet[1].pk: 13}
+    with django_capture_on_commit_callbacks(execute=True), django_assert_num_queries(1):
+        services.documents_edited(latest_updates=latest)
+    # then only the watched task gets a check, for its own newest update
+    assert scheduled == [(task.pk, 11)]
+
+
 def test_idle_check_starts_turns_only_after_the_last_edit_and_only_once(
     bob: User, task: Task, make_agent: Callable[..., Agent]
 ) -> None:
