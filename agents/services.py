@@ -248,10 +248,8 @@ def documents_edited(*, latest_updates: dict[int, int]) -> None:
 
     delay = int(getattr(settings, "AGENTS_IDLE_DOCUMENT_SECONDS", 30))
     for task_id in sorted(watched):
-        update_id = latest_updates[task_id]
-        transaction.on_commit(
-            lambda t=task_id, u=update_id: document_idle_job.apply_async((t, u), countdown=delay)
-        )
+        args = (task_id, latest_updates[task_id])
+        transaction.on_commit(partial(document_idle_job.apply_async, args, countdown=delay))
 
 
 def document_edited(*, task_id: int, update_id: int) -> None:
