@@ -22,7 +22,7 @@ from typing import Any
 from django.db.models import F, Q, QuerySet
 
 from agents.memory.models import MemoryHistory, Scope
-from agents.models import ModelCall, Question, Suggestion, Turn
+from agents.models import Feedback, ModelCall, Question, Suggestion, Turn
 from collab.review.models import ReviewSettings
 from collab.review.privacy import exportable_memory_owners, redact_memory_lines
 from collab.tasks.models import DocumentVersion, Message, Task
@@ -139,6 +139,16 @@ def _versions(spec: ExportSpec) -> Iterator[Event]:
         )
 
 
+def _logged_policy(decision: Any) -> dict[str, Any]:
+    detail = decision.get("detail") if isinstance(decision, dict) else None
+    if not isinstance(detail, dict):
+        return {"policy_probabilities": None, "policy_features": None}
+    return {
+        "policy_probabilities": detail.get("probabilities"),
+        "policy_features": detail.get("features") or None,
+    }
+
+
 def _turns(spec: ExportSpec) -> Iterator[Event]:
     rows = _timed(Turn.objects.filter(_task_q(spec, "task__")), "created_at", spec).values(
         "pk",
@@ -179,6 +189,9 @@ def _turns(spec: ExportSpec) -> Iterator[Event]:
                 "policy": row["policy_name"],
                 "policy_decision": decision.get("decision") if isinstance(decision, dict) else None,
                 "policy_reason": decision.get("reason") if isinstance(decision, dict) else None,
+                # logged for offline evaluation (IPS): each action's probability and the
+                # context features the policy decided on
+                **_logged_policy(decision),
                 "decision": row["decision"],
                 "model": row["model"],
                 "tokens_in": row["tokens_in"],
@@ -362,6 +375,64 @@ def _suggestions(spec: ExportSpec) -> Iterator[Iterator[Event]]:
     yield decided()
 
 
+def _feedback(spec: ExportSpec) -> Iterator[Event]:
+    """Feedback rows as they stand now (one event per person and target, at its last change);
+    a rating that was clicked away with nothing else left is not exported."""
+    rows = _timed(
+        Feedback.objects.filter(_task_q(spec, "task__")).exclude(
+            rating="", comment="", unnecessary_question=False
+        ),
+        "updated_at",
+        spec,
+    ).values(
+        "pk",
+        "at",
+        "created_at",
+        "target_kind",
+        "message_id",
+        "question_id",
+        "suggestion_id",
+        "action_id",
+        "turn_id",
+        "rating",
+        "comment",
+        "unnecessary_question",
+        "learned_reward",
+        "user__username",
+        "task_id",
+        "workspace_id",
+    )
+    for row in rows.iterator(chunk_size=CHUNK):
+        target_id = (
+            row["message_id"] or row["question_id"] or row["suggestion_id"] or row["action_id"]
+        )
+        yield _event(
+            at=row["at"],
+            event="feedback.given",
+            event_id=f"feedback-{row['pk']}",
+            role=f"user_{row['user__username']}",
+            action=(
+                f"FEEDBACK(target={row['target_kind']}:{target_id}, "
+                f"rating={row['rating'] or 'none'}, "
+                f"unnecessary_question={str(row['unnecessary_question']).lower()})"
+            ),
+            action_type="collaborative",
+            task_id=row["task_id"],
+            workspace_id=row["workspace_id"],
+            data={
+                "feedback_id": row["pk"],
+                "target_kind": row["target_kind"],
+                "target_id": target_id,
+                "turn_id": row["turn_id"],
+                "rating": row["rating"] or None,
+                "comment": row["comment"],
+                "unnecessary_question": row["unnecessary_question"],
+                "learned_reward": row["learned_reward"],
+                "first_given_at": _iso(row["created_at"]),
+            },
+        )
+
+
 def _memory(spec: ExportSpec, settings: ReviewSettings | None) -> Iterator[Event]:
     task_ids = Task.objects.filter(_task_q(spec, "")).values("id")
     history = MemoryHistory.objects.filter(item__source_task_id__in=task_ids)
@@ -417,6 +488,7 @@ def iter_events(spec: ExportSpec, settings: ReviewSettings | None) -> Iterator[E
         _model_calls(spec, allow_memory),
         *_questions(spec),
         *_suggestions(spec),
+        _feedback(spec),
         _memory(spec, settings),
     ]
     return heapq.merge(*sources, key=lambda event: (event["timestamp"], event["event_id"]))

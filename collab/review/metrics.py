@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from agents.models import Action, Question, Suggestion, Trigger, Turn, TurnStatus
+from agents.models import Action, Feedback, Question, Suggestion, Trigger, Turn, TurnStatus
 from collab.tasks.models import DocumentVersion, Message, Task, TaskStatus
 
 # Turns an agent took without anyone asking it: it noticed a message or an idle document.
@@ -41,6 +41,9 @@ class Metrics:
     suggestions: Counter[str] = field(default_factory=Counter)
     stops: int = 0
     time_to_done: timedelta | None = None
+    thumbs_up: int = 0
+    thumbs_down: int = 0
+    unnecessary_questions: int = 0
 
     @property
     def shares(self) -> list[Share]:
@@ -86,6 +89,9 @@ class Metrics:
         self.questions_answered += other.questions_answered
         self.suggestions.update(other.suggestions)
         self.stops += other.stops
+        self.thumbs_up += other.thumbs_up
+        self.thumbs_down += other.thumbs_down
+        self.unnecessary_questions += other.unnecessary_questions
 
 
 def initiative_entropy(counts: Iterable[int]) -> float:
@@ -110,7 +116,7 @@ def _person_key(user_id: int | None, label: str) -> tuple[str, str, str]:
 
 
 def compute_metrics(tasks: QuerySet[Task]) -> dict[int, Metrics]:
-    """Metrics of each task in ``tasks``, keyed by task id (seven queries in all)."""
+    """Metrics of each task in ``tasks``, keyed by task id (eight queries in all)."""
     task_list = list(tasks.only("id", "status", "created_at", "updated_at", "workspace_id"))
     task_ids = [task.pk for task in task_list]
     result: dict[int, Metrics] = {task.pk: Metrics() for task in task_list}
@@ -194,7 +200,23 @@ def compute_metrics(tasks: QuerySet[Task]) -> dict[int, Metrics]:
     ):
         result[row["task_id"]].suggestions[row["status"]] += row["n"]
 
-    # 7. (no query) time to done
+    # 7. feedback on agent work: thumbs (current ratings) and questions marked unnecessary
+    for row in (
+        Feedback.objects.filter(task_id__in=task_ids)
+        .values("task_id")
+        .annotate(
+            up=Count("id", filter=Q(rating=Feedback.Rating.UP)),
+            down=Count("id", filter=Q(rating=Feedback.Rating.DOWN)),
+            unnecessary=Count("id", filter=Q(unnecessary_question=True)),
+        )
+        .order_by()
+    ):
+        metrics = result[row["task_id"]]
+        metrics.thumbs_up += row["up"]
+        metrics.thumbs_down += row["down"]
+        metrics.unnecessary_questions += row["unnecessary"]
+
+    # 8. (no query) time to done
     for task in task_list:
         if task.status == TaskStatus.DONE:
             result[task.pk].time_to_done = task.updated_at - task.created_at

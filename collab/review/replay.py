@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from agents.memory.models import MemoryHistory, Scope
-from agents.models import Question, Suggestion, Turn
+from agents.models import Feedback, Question, Suggestion, Turn
 from collab.tasks.models import DocumentVersion, Task
 
 MAX_EVENTS = 5000
@@ -21,7 +21,7 @@ MAX_EVENTS = 5000
 class TimelineEvent:
     at: datetime
     order: int
-    kind: str  # message, version, turn, question, answer, suggestion, decision, memory
+    kind: str  # message, version, turn, question, answer, suggestion, decision, feedback, memory
     actor: str
     summary: str
     body: str = ""
@@ -52,7 +52,7 @@ def _diff(before: str, after: str) -> str:
 
 
 def build_timeline(task: Task, *, viewer: User) -> Timeline:
-    """Eight queries whatever the task's size (capped at ``MAX_EVENTS`` of each kind)."""
+    """Nine queries whatever the task's size (capped at ``MAX_EVENTS`` of each kind)."""
     events: list[TimelineEvent] = []
 
     def add(at: datetime | None, order: int, **kwargs: Any) -> None:
@@ -152,6 +152,35 @@ def build_timeline(task: Task, *, viewer: User) -> Timeline:
             actor=who,
             summary=f"Suggestion {suggestion.get_status_display().lower()}",
             body=suggestion.final_text,
+        )
+
+    for feedback in (
+        Feedback.objects.filter(task=task)
+        .exclude(rating="", comment="", unnecessary_question=False)
+        .select_related("user")
+        .order_by("updated_at", "id")[:MAX_EVENTS]
+    ):
+        said = [
+            {"up": "👍 thumbs up", "down": "👎 thumbs down"}.get(feedback.rating, ""),
+            "this question was unnecessary" if feedback.unnecessary_question else "",
+        ]
+        add(
+            feedback.updated_at,
+            6,
+            kind="feedback",
+            actor=feedback.user.get_username(),
+            summary=(
+                f"Feedback on {feedback.get_target_kind_display().lower()} "
+                f"#{feedback.target_id}: " + (", ".join(s for s in said if s) or "a comment")
+            ),
+            body=feedback.comment,
+            link_turn=feedback.turn_id,
+            extra={
+                "rating": feedback.rating,
+                "unnecessary_question": feedback.unnecessary_question,
+                "target_kind": feedback.target_kind,
+                "target_id": feedback.target_id,
+            },
         )
 
     for change in (

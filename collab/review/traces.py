@@ -12,14 +12,23 @@ from time import monotonic
 from typing import Any
 
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Substr
+from django.db.models.functions import Coalesce, Substr
 from django.http import Http404
 from django.utils import timezone
 
-from agents.models import Action, Agent, ModelCall, Question, Suggestion, Turn, TurnStatus
+from agents.models import (
+    Action,
+    Agent,
+    Feedback,
+    ModelCall,
+    Question,
+    Suggestion,
+    Turn,
+    TurnStatus,
+)
 from collab.review.selectors import ReviewScope
 
 PAGE_SIZE = 50
@@ -144,10 +153,26 @@ def _search_sql(q: str, *, column: str) -> RawSQL:
     return RawSQL(sql, [pattern, pattern])  # noqa: S611 (the pattern is a parameter)
 
 
+def given_feedback() -> QuerySet[Feedback]:
+    """Feedback rows that say something (a rating, a comment or "unnecessary"): a row whose
+    rating was clicked away and that has nothing else is kept for the bandit, not shown."""
+    return Feedback.objects.exclude(rating="", comment="", unnecessary_question=False)
+
+
 def _feedback_exists(turn_ref: str) -> Q:
-    suggestions = Suggestion.objects.filter(turn=OuterRef(turn_ref), status__in=DECIDED_SUGGESTIONS)
-    answers = Question.objects.filter(turn=OuterRef(turn_ref), status=Question.Status.ANSWERED)
-    return Q(Exists(suggestions)) | Q(Exists(answers))
+    """People rated something the turn produced (an EXISTS on the indexed turn column)."""
+    return Q(Exists(given_feedback().filter(turn=OuterRef(turn_ref))))
+
+
+def _feedback_count(**condition: Any) -> Coalesce:
+    counted = (
+        Feedback.objects.filter(turn=OuterRef("pk"), **condition)
+        .order_by()
+        .values("turn")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counted), 0)
 
 
 def _turn_filters(filters: TraceFilter, *, prefix: str) -> Q:
@@ -290,12 +315,20 @@ def list_turns(
         answered_questions=Exists(
             Question.objects.filter(turn=OuterRef("pk"), status=Question.Status.ANSWERED)
         ),
+        thumbs_up=_feedback_count(rating=Feedback.Rating.UP),
+        thumbs_down=_feedback_count(rating=Feedback.Rating.DOWN),
+        unnecessary=_feedback_count(unnecessary_question=True),
+        commented=Exists(Feedback.objects.filter(turn=OuterRef("pk")).exclude(comment="")),
     ).values(
         *TURN_COLUMNS,
         "decision_value",
         "failed_hint",
         "decided_suggestions",
         "answered_questions",
+        "thumbs_up",
+        "thumbs_down",
+        "unnecessary",
+        "commented",
     )
     rows, next_before = _keyset_page(values, before, limit)
     return TracePage(rows=rows, next_before=next_before, filters=filters)
@@ -317,6 +350,7 @@ class TurnTrace:
     suggestions: list[Suggestion]
     questions: list[Question]
     memory_ids: list[int]
+    feedback: list[Feedback] = field(default_factory=list)
 
 
 def get_turn_trace(*, scope: ReviewScope, turn_id: int) -> TurnTrace:
@@ -337,4 +371,10 @@ def get_turn_trace(*, scope: ReviewScope, turn_id: int) -> TurnTrace:
         suggestions=list(turn.suggestions.select_related("decided_by").order_by("id")),
         questions=list(turn.questions.select_related("answered_by").order_by("id")),
         memory_ids=memory_ids,
+        feedback=list(
+            given_feedback()
+            .filter(turn=turn)
+            .select_related("user", "message", "question", "suggestion")
+            .order_by("created_at", "id")
+        ),
     )

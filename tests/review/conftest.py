@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from agents.models import Action, Agent, ModelCall, Question, Suggestion, Turn
+from agents.models import Action, Agent, Feedback, ModelCall, Question, Suggestion, Turn
 from collab.tasks.models import Task
 from collab.workspaces.models import Workspace
 from tests import factories
@@ -151,3 +151,26 @@ def agent(workspace: Workspace) -> Agent:
 @pytest.fixture
 def other_workspace(mallory: User) -> Workspace:
     return factories.make_workspace(mallory, name="Elsewhere")
+
+
+def make_feedback(
+    user: User,
+    target: Question | Suggestion,
+    *,
+    rating: str = "",
+    comment: str = "",
+    unnecessary: bool = False,
+) -> Feedback:
+    """Feedback written straight to the table (the service is tested in tests/agents)."""
+    kind = "question" if isinstance(target, Question) else "suggestion"
+    return Feedback.objects.create(
+        user=user,
+        workspace_id=target.task.workspace_id,
+        task=target.task,
+        turn=target.turn,
+        target_kind=kind,
+        **{kind: target},
+        rating=rating,
+        comment=comment,
+        unnecessary_question=unnecessary,
+    )

@@ -18,7 +18,14 @@ from collab.tasks.models import DocumentVersion
 from collab.tasks.services import post_message
 from tests import factories
 from tests.factories import membership_of
-from tests.review.conftest import make_agent, make_call, make_question, make_suggestion, make_turn
+from tests.review.conftest import (
+    make_agent,
+    make_call,
+    make_feedback,
+    make_question,
+    make_suggestion,
+    make_turn,
+)
 
 pytestmark = pytest.mark.django_db
 CO_GYM_FIELDS = {"timestamp", "role", "action", "action_type", "action_status"}
@@ -229,3 +236,43 @@ def test_exports_and_settings_changes_can_be_found_in_the_audit_log(as_user, bus
 
     assert [event.target for event in exports] == [f"task {busy_task.pk} as jsonl"]
     assert [event.target for event in changes] == ["review settings"]
+
+
+def test_the_export_carries_feedback_and_the_logged_policy_probabilities(
+    as_user, busy_task, alice, bob, carol
+):
+    from agents.models import Question, Turn
+
+    turn = Turn.objects.get(task=busy_task)
+    Turn.objects.filter(pk=turn.pk).update(
+        policy_decision={
+            "decision": "ask",
+            "detail": {"probabilities": {"ask": 0.9, "act": 0.1}, "features": [1.0, 0.5]},
+        }
+    )
+    question = Question.objects.get(task=busy_task)
+    make_feedback(carol, question, rating="down", comment="Not needed", unnecessary=True)
+    make_feedback(bob, question, rating="")  # clicked away: not exported
+
+    events = read_jsonl(as_user(alice).get(reverse("review:task_export", args=[busy_task.pk])))
+
+    given = [e for e in events if e["event"] == "feedback.given"]
+    assert len(given) == 1
+    assert given[0]["role"] == "user_carol"
+    assert given[0]["action"] == (
+        f"FEEDBACK(target=question:{question.pk}, rating=down, unnecessary_question=true)"
+    )
+    assert given[0]["data"] | {"first_given_at": None} == {
+        "feedback_id": given[0]["data"]["feedback_id"],
+        "target_kind": "question",
+        "target_id": question.pk,
+        "turn_id": turn.pk,
+        "rating": "down",
+        "comment": "Not needed",
+        "unnecessary_question": True,
+        "learned_reward": None,
+        "first_given_at": None,
+    }
+    logged = next(e for e in events if e["event"] == "turn")["data"]
+    assert logged["policy_probabilities"] == {"ask": 0.9, "act": 0.1}
+    assert logged["policy_features"] == [1.0, 0.5]

@@ -11,7 +11,14 @@ from collab.review.metrics import compute_metrics, initiative_entropy, workspace
 from collab.tasks.models import DocumentVersion, TaskStatus
 from collab.tasks.services import post_message, set_task_status
 from tests.factories import membership_of
-from tests.review.conftest import make_action, make_agent, make_question, make_suggestion, make_turn
+from tests.review.conftest import (
+    make_action,
+    make_agent,
+    make_feedback,
+    make_question,
+    make_suggestion,
+    make_turn,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -147,3 +154,32 @@ def test_workspace_overview_shows_metrics_and_budget(as_user, workspace, task, a
     assert "Initiative entropy" in html
     assert task.title in html
     assert "No monthly budget" in html
+
+
+def test_replay_and_metrics_show_the_feedback_people_gave(
+    as_user, workspace, task, alice, bob, carol
+):
+    turn = make_turn(make_agent(workspace), task)
+    question = make_question(turn)
+    suggestion = make_suggestion(turn)
+    make_feedback(bob, question, unnecessary=True, comment="We said <b>Lisbon</b> already")
+    make_feedback(carol, question, rating="down")
+    make_feedback(alice, suggestion, rating="up")
+    make_feedback(carol, suggestion, rating="")  # clicked away: neither shown nor counted
+
+    response = as_user(alice).get(reverse("review:replay", args=[task.pk]))
+    metrics = compute_metrics(task.workspace.tasks.filter(pk=task.pk))[task.pk]
+    overview = as_user(alice).get(reverse("review:workspace_home", args=[workspace.pk]))
+
+    feedback = [e for e in response.context["timeline"].events if e.kind == "feedback"]
+    assert [(e.actor, e.link_turn) for e in feedback] == [
+        ("bob", turn.pk),
+        ("carol", turn.pk),
+        ("alice", turn.pk),
+    ]
+    assert "this question was unnecessary" in feedback[0].summary
+    html = response.content.decode()
+    assert "We said &lt;b&gt;Lisbon&lt;/b&gt; already" in html
+    assert (metrics.thumbs_up, metrics.thumbs_down, metrics.unnecessary_questions) == (1, 1, 1)
+    assert overview.context["metrics"].total.thumbs_down == 1
+    assert "1 / 1 · 1" in overview.content.decode()

@@ -14,6 +14,7 @@ from tests.review.conftest import (
     make_action,
     make_agent,
     make_call,
+    make_feedback,
     make_question,
     make_suggestion,
     make_turn,
@@ -47,7 +48,8 @@ def test_the_trace_list_does_not_query_per_row(
     for _ in range(30):
         turn = make_turn(agent, task)
         make_call(turn)
-        make_suggestion(turn, status="accepted", decided_by=alice)
+        suggestion = make_suggestion(turn, status="accepted", decided_by=alice)
+        make_feedback(alice, suggestion, rating="up", comment="Nice")
     url = reverse("review:site_traces")
     client = as_user(staff)
 
@@ -60,6 +62,7 @@ def test_the_trace_list_does_not_query_per_row(
 
     assert len(calls.context["page"].rows) == 30
     assert len(turns.context["page"].rows) == 30
+    assert turns.content.decode().count("👍 1 ") == 30
 
 
 def test_keyset_pages_follow_on_without_gaps_or_repeats(agent, task):
@@ -105,7 +108,10 @@ def test_filters_narrow_the_calls(agent, task, bob, alice):
     asked = make_call(make_turn(helper, other_task, decision="ask"), model="big")
     ancient = make_call(make_turn(agent, task, at=old), at=old)
     fed_back = make_turn(agent, task)
-    make_question(fed_back, answered_by=bob)
+    make_feedback(bob, make_question(fed_back, answered_by=bob), unnecessary=True)
+    answered_only = make_turn(agent, task)  # answering is not feedback
+    make_call(answered_only)
+    make_question(answered_only, answered_by=bob)
     with_feedback = make_call(fed_back, prompt="Where do we meet in Lisbon?")
 
     def only(**kwargs):
@@ -133,16 +139,25 @@ def test_search_reads_responses_too(agent, task):
     assert ids(list_model_calls(scope=ALL, filters=TraceFilter(q="castle"))) == [hit.pk]
 
 
-def test_turns_view_lists_turns_with_their_feedback(as_user, agent, task, staff, alice):
+def test_turns_view_lists_turns_with_their_feedback(as_user, agent, task, staff, alice, bob):
     quiet = make_turn(agent, task)
     judged = make_turn(agent, task)
-    make_suggestion(judged, status="rejected", decided_by=alice)
+    suggestion = make_suggestion(judged, status="rejected", decided_by=alice)
+    make_feedback(alice, suggestion, rating="down")
+    make_feedback(bob, suggestion, rating="down", comment="Wrong day")
+    cleared = make_turn(agent, task)  # a thumb clicked away: kept for the bandit, not shown
+    make_feedback(alice, make_suggestion(cleared), rating="")
 
     page = list_turns(scope=ALL, filters=TraceFilter(has_feedback=True))
+    without = list_turns(scope=ALL, filters=TraceFilter(has_feedback=False))
     response = as_user(staff).get(reverse("review:site_traces"), {"view": "turns"})
 
     assert ids(page) == [judged.pk]
-    assert set(ids(response.context["page"])) == {quiet.pk, judged.pk}
+    assert set(ids(without)) == {quiet.pk, cleared.pk}
+    assert set(ids(response.context["page"])) == {quiet.pk, judged.pk, cleared.pk}
+    row = next(r for r in response.context["page"].rows if r["id"] == judged.pk)
+    assert (row["thumbs_up"], row["thumbs_down"], row["commented"]) == (0, 2, True)
+    assert "👎 2 💬" in response.content.decode()
 
 
 def test_bad_filters_answer_400(as_user, staff):
@@ -177,7 +192,8 @@ def test_turn_detail_shows_the_whole_trace(as_user, agent, task, alice, bob):
     make_call(turn, prompt="Plan <b>the</b> offsite", response='{"reply": "Sure"}')
     make_action(turn)
     make_suggestion(turn, status="edited", decided_by=alice)
-    make_question(turn, answered_by=bob)
+    question = make_question(turn, answered_by=bob)
+    make_feedback(bob, question, rating="down", comment="<i>Obvious</i>", unnecessary=True)
 
     html = as_user(alice).get(reverse("review:turn", args=[turn.pk])).content.decode()
 
@@ -188,6 +204,11 @@ def test_turn_detail_shows_the_whole_trace(as_user, agent, task, alice, bob):
     assert "Edited, then accepted" in html
     assert "Lisbon" in html
     assert "Memory items used: 7" in html
+    feedback = html.split('id="feedback-given"')[1]
+    assert "<td>bob</td>" in feedback
+    assert "👎 down" in feedback
+    assert "&lt;i&gt;Obvious&lt;/i&gt;" in feedback  # comments are escaped
+    assert "<td>yes</td>" in feedback  # the question was unnecessary
 
 
 def test_a_turn_of_another_workspace_is_hidden_from_an_owner(as_user, alice, other_workspace):
