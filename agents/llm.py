@@ -112,23 +112,44 @@ def parse_decision(profile: ModelProfile, text: str) -> DecisionOut:
 # --- Building chat models ---------------------------------------------------------------------
 
 
-def build_chat_model(profile: ModelProfile) -> BaseChatModel:
-    """A langchain-core chat model for ``profile`` that streams JSON matching its schema."""
-    schema = json_schema(decision_schema(profile))
+def build_chat_model(
+    profile: ModelProfile,
+    *,
+    schema: type[BaseModel] | None = None,
+    temperature: float | None = None,
+) -> BaseChatModel:
+    """A langchain-core chat model for ``profile`` that streams JSON matching ``schema`` (by
+    default the profile's decision schema; the model signals pass theirs), at ``temperature``
+    (default: the profile's)."""
+    json_out = json_schema(schema or decision_schema(profile))
+    heat = profile.temperature if temperature is None else temperature
     if profile.provider == Provider.FAKE:
         return BehaviourFakeChatModel(behaviour=profile.model or "echo")
     if profile.provider == Provider.EMBEDDED:
         return EmbeddedChatModel(
             model_path=str(embedded_model_path()),
-            decision_json_schema=schema,
+            decision_json_schema=json_out,
             max_tokens=profile.max_tokens,
-            temperature=profile.temperature,
+            temperature=heat,
         )
     if profile.provider == Provider.OPENAI:
-        return _openai_model(profile, schema)
+        name = schema.__name__.lower() if schema is not None else "decision"
+        return _openai_model(profile, json_out, name=name, temperature=heat)
     if profile.provider == Provider.ANTHROPIC:
-        return _anthropic_model(profile)
+        return _anthropic_model(profile, temperature=heat)
     raise ModelConfigError(f"Unknown provider {profile.provider!r}.")
+
+
+def schema_in_prompt(profile: ModelProfile) -> bool:
+    """Whether the prompt must carry the JSON schema: every model except the grammar-constrained
+    embedded one (its output cannot leave the schema, and its context is small)."""
+    return not profile.is_embedded
+
+
+def can_sample(profile: ModelProfile) -> bool:
+    """Whether sampling k separate answers is worth it. The embedded model runs one inference at
+    a time on the host's CPU, so it is asked once for several readings instead."""
+    return not profile.is_embedded
 
 
 def _api_key(profile: ModelProfile, *, required: bool) -> str | None:
@@ -145,7 +166,9 @@ def _api_key(profile: ModelProfile, *, required: bool) -> str | None:
     return key
 
 
-def _openai_model(profile: ModelProfile, schema: dict[str, Any]) -> BaseChatModel:
+def _openai_model(
+    profile: ModelProfile, schema: dict[str, Any], *, name: str, temperature: float
+) -> BaseChatModel:
     try:
         from langchain_openai import ChatOpenAI
     except ImportError as exc:
@@ -158,7 +181,7 @@ def _openai_model(profile: ModelProfile, schema: dict[str, Any]) -> BaseChatMode
         model=profile.model,
         base_url=profile.base_url or None,
         api_key=key,  # type: ignore[arg-type]
-        temperature=profile.temperature,
+        temperature=temperature,
         max_completion_tokens=profile.max_tokens,
         timeout=profile.timeout_seconds,
         max_retries=0,  # the turn job owns retries
@@ -166,12 +189,12 @@ def _openai_model(profile: ModelProfile, schema: dict[str, Any]) -> BaseChatMode
     )
     response_format = {
         "type": "json_schema",
-        "json_schema": {"name": "decision", "schema": schema},
+        "json_schema": {"name": name, "schema": schema},
     }
     return model.bind(response_format=response_format)  # type: ignore[return-value]
 
 
-def _anthropic_model(profile: ModelProfile) -> BaseChatModel:
+def _anthropic_model(profile: ModelProfile, *, temperature: float) -> BaseChatModel:
     try:
         from langchain_anthropic import ChatAnthropic
     except ImportError as exc:
@@ -181,7 +204,7 @@ def _anthropic_model(profile: ModelProfile) -> BaseChatModel:
     return ChatAnthropic(
         model=profile.model,
         api_key=_api_key(profile, required=True),
-        temperature=profile.temperature,
+        temperature=temperature,
         max_tokens=profile.max_tokens,
         timeout=profile.timeout_seconds,
         max_retries=0,

@@ -54,23 +54,34 @@ def provided_options(context: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def decision_options(
+    context: dict[str, Any], *, model_signals: Callable[[], Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """``decide_from_context`` options for a turn: a registered provider's take precedence;
+    ``model_signals`` is called only when no provider answered (it returns ``signals`` /
+    ``extraction`` options, maybe none). The task's template goes with them."""
+    options = provided_options(context)
+    if options is None:
+        options = dict(model_signals()) if model_signals is not None else {}
+        options.setdefault("template_kind", template_kind(context))
+    return options
+
+
 def policy_decision(
     policy_name: str,
     context: dict[str, Any],
     *,
-    model_signals: Callable[[], Mapping[str, Any]] | None = None,
     policy_state: dict[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The policies package's decision record: ``decision`` is "act", "suggest" or "ask", with
     the one ``question`` message to send, the ``assumption`` to state, and the full situation and
     decision for review (``agents/policies/adapter.py``).
 
-    A registered provider's options take precedence; ``model_signals`` is called only when no
-    provider answered (it returns ``signals`` / ``extraction`` options, maybe none). A learning
-    policy starts from ``policy_state`` and returns its new state under "policy_state"
-    (``agents/learning.py`` persists it)."""
-    options = provided_options(context)
+    ``options`` are the turn's options from ``decision_options`` (obtained before, so that no
+    model call runs while a learning policy's state row is locked); without them, a provider's
+    or none. A learning policy starts from ``policy_state`` and returns its new state under
+    "policy_state" (``agents/learning.py`` persists it)."""
     if options is None:
-        options = dict(model_signals()) if model_signals is not None else {}
-        options.setdefault("template_kind", template_kind(context))
+        options = decision_options(context)
     return decide_from_context(policy_name, context, policy_state=policy_state, **options)

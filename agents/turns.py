@@ -14,11 +14,13 @@ point (a redelivered job after a worker was killed):
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -28,7 +30,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from langchain_core.utils.json import parse_partial_json
 
-from agents import events, llm
+from agents import events, llm, signals
 from agents.context import build_context, messages_for_log, prompt_messages
 from agents.learning import decide_with_state
 from agents.models import (
@@ -40,7 +42,7 @@ from agents.models import (
     Turn,
     TurnStatus,
 )
-from agents.policies_bridge import policy_decision
+from agents.policies_bridge import decision_options, policy_decision
 from agents.schemas import DecisionOut, streamed_text
 from collab.review.usage import check_budget
 
@@ -245,10 +247,57 @@ class _Streamer:
             events.stream(self.turn, shown, delta)
 
 
+def _await_signal(turn: Turn, future: Future[Any], deadline: float) -> Any | None:
+    """A signal call's answer, renewing the lease meanwhile; None once the deadline passed.
+    ``TurnCancelled`` if the turn was stopped (or taken over) while waiting."""
+    while True:
+        try:
+            return future.result(
+                timeout=max(0.0, min(IDLE_TICK_SECONDS, deadline - time.monotonic()))
+            )
+        except FutureTimeout:
+            if time.monotonic() >= deadline:
+                return None
+            renewed = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
+                lease_expires_at=_lease()
+            )
+            if not renewed:
+                raise TurnCancelled from None
+
+
+def _model_signals(turn: Turn, profile: ModelProfile, context: dict[str, Any]) -> dict[str, Any]:
+    """The policy's model signals (``agents/signals.py``): its calls run together in model
+    threads, within a share of the turn's time budget; each is logged and counted, answered or
+    not. A call that fails or times out gives no signal; only a Stop interrupts."""
+    calls = signals.plan(turn.agent.policy_name, profile, context)
+    if not calls:
+        return {}
+    budget = time_budget_seconds() * signals.TIME_SHARE
+    deadline = time.monotonic() + budget
+    futures = [_producers.submit(signals.run_call, profile, call) for call in calls]
+    answers = []
+    try:
+        for call, future in zip(calls, futures, strict=True):
+            answers.append(_await_signal(turn, future, deadline) or signals.timed_out(call, budget))
+    finally:
+        for future in futures[len(answers) :]:
+            future.cancel()
+        for call, answer in zip(calls, answers, strict=False):
+            signals.record(turn, profile, call, answer)
+    return signals.options(answers)
+
+
 def _decide(turn: Turn, profile: ModelProfile) -> None:
-    """Ask the model, validate, and store the decision and its actions (not yet applied)."""
+    """Consult the policy (with the model signals it reads), then ask the model, validate, and
+    store the decision and its actions (not yet applied)."""
     context = build_context(turn, profile)
-    policy = decide_with_state(turn=turn, context=context, decide=policy_decision)
+    # Signals first: no model call runs while decide_with_state holds a learning policy's row.
+    options = decision_options(
+        context, model_signals=lambda: _model_signals(turn, profile, context)
+    )
+    policy = decide_with_state(
+        turn=turn, context=context, decide=functools.partial(policy_decision, options=options)
+    )
     Turn.objects.filter(pk=turn.pk).update(context=context, policy_decision=policy)
     if policy.get("decision") == "ask" and policy.get("question"):
         decision = DecisionOut.model_validate(

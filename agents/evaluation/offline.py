@@ -9,14 +9,12 @@ or from a chat model (`ModelSignals`, the prompts and schemas of agents/policies
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from agents.evaluation.scenario import Episode, Preference
 from agents.evaluation.users import AgentOutput, AskedQuestion, Reply
@@ -32,9 +30,10 @@ from agents.policies.signals import (
     Interpretations,
     SlotExtraction,
     ambiguity_prompt,
+    ask_structured,
     build_signals,
     extraction_prompt,
-    interpretation_prompt,
+    interpretations_prompt,
 )
 from agents.policies.situation import build_situation
 from agents.policies.templates import TaskTemplate, get_template
@@ -130,15 +129,10 @@ def oracle_slots(situation: Situation, episode: Episode, today: date) -> Situati
     return replace(situation, slots=tuple(slots))
 
 
-def _json_object(text: str) -> Any:
-    match = re.search(r"\{.*\}", text, re.S)
-    return json.loads(match.group(0)) if match else None
-
-
 class ModelSignals:
     """Signals from a chat model (any langchain-core chat model, e.g. from agents/llm.py):
-    one extraction, one ambiguity rating, one call for several interpretations. Answers are
-    parsed as JSON into the pydantic schemas; an unusable answer gives no signal."""
+    one extraction, one ambiguity rating, one call for several interpretations, each through
+    `ask_structured` (the same call the turn engine makes); an unusable answer gives no signal."""
 
     mode = "real"
 
@@ -149,22 +143,14 @@ class ModelSignals:
     def _call(self, prompt: str, schema: type[BaseModel]) -> Any:
         self.usage.calls += 1
         model = self.chat_model
-        if hasattr(model, "decision_json_schema"):  # grammar-constrained local model
+        constrained = hasattr(model, "decision_json_schema")  # grammar-constrained local model
+        if constrained:
             model = model.model_copy(update={"decision_json_schema": schema.model_json_schema()})
-        else:  # other models read the schema in the prompt
-            prompt += "\n\nJSON schema:\n" + json.dumps(schema.model_json_schema())[:3000]
-        try:
-            result = model.invoke(prompt)
-        except Exception:
-            return None
-        text = str(getattr(result, "content", "") or "")
-        usage = getattr(result, "usage_metadata", None) or {}
-        self.usage.tokens_in += int(usage.get("input_tokens", 0) or len(prompt) // 4)
-        self.usage.tokens_out += int(usage.get("output_tokens", 0) or len(text) // 4)
-        try:
-            return schema.model_validate(_json_object(text))
-        except (ValidationError, ValueError, TypeError):
-            return None
+        answer = ask_structured(model, prompt, schema, schema_in_prompt=not constrained)
+        if answer.text or not answer.error:
+            self.usage.tokens_in += answer.tokens_in
+            self.usage.tokens_out += answer.tokens_out
+        return answer.value
 
     def signals(
         self, *, episode: Episode, template: TaskTemplate | None, known: Mapping[str, str]
@@ -173,7 +159,8 @@ class ModelSignals:
         extraction = self._call(extraction_prompt(episode.request, specs), SlotExtraction)
         rating = self._call(ambiguity_prompt(episode.request, specs, dict(known)), AmbiguityRating)
         readings = self._call(
-            interpretation_prompt(episode.request, specs, dict(known)), Interpretations
+            interpretations_prompt(episode.request, specs, dict(known), count=SAMPLES),
+            Interpretations,
         )
         samples = readings.interpretations if readings is not None else []
         return extraction, build_signals(rating=rating, samples=samples)

@@ -70,6 +70,27 @@ def answers_by_slot(
     return result
 
 
+def request_and_chat(context: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The request (the turn's prompt, else the newest human chat message) and the human chat
+    before it."""
+    chat = _human_messages(context)
+    request = str(context.get("request", "")).strip() or (chat[-1] if chat else "")
+    if chat and chat[-1] == request:
+        chat = chat[:-1]
+    return request, chat
+
+
+def signal_inputs(
+    context: Mapping[str, Any], *, template_kind: str | None = None, today: date | None = None
+) -> tuple[str, TaskTemplate | None, dict[str, str]]:
+    """What the model-signal prompts need, read as `situation_from_context` reads it: the
+    request, the template (given or guessed) and the slot values already answered."""
+    today = today or date.today()
+    request, _ = request_and_chat(context)
+    template = _template_for({**context, "request": request}, template_kind)
+    return request, template, answers_by_slot(context, template, today=today)
+
+
 def situation_from_context(
     context: Mapping[str, Any],
     *,
@@ -85,10 +106,7 @@ def situation_from_context(
     guessed from the task title, goal and request (None: a free-form task). Without `budget`, the
     answered cards count as questions already asked and the preference comes from memory."""
     today = today or date.today()
-    chat = _human_messages(context)
-    request = str(context.get("request", "")).strip() or (chat[-1] if chat else "")
-    if chat and chat[-1] == request:
-        chat = chat[:-1]
+    request, chat = request_and_chat(context)
     memory = [str(m) for m in context.get("memory", ())]
     template = _template_for({**context, "request": request}, template_kind)
     if budget is None:

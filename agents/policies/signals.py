@@ -1,17 +1,25 @@
 """Structured-output schemas for the model calls that feed the policies, their prompts, and the
 conversion of their results into `Signals` / slot values.
 
-The turn engine makes the calls through agents/llm.py (`with_structured_output(Schema)`); this
-module stays pure (pydantic only). Every string and list is bounded (maxLength / maxItems) so a
-grammar-constrained small model cannot run out of tokens mid-string.
+The turn engine (agents/signals.py, with chat models built by agents/llm.py) and the offline
+evaluation (agents/evaluation/offline.py) both make the calls with `ask_structured`: the prompt,
+the schema (as text in the prompt unless the model is grammar-constrained to it), one call, and
+tolerant JSON parsing into the schema; a failed call or an unusable answer gives no value and
+says why. This module stays pure (pydantic only; the chat model is duck-typed). Every string and
+list is bounded (maxLength / maxItems) so a grammar-constrained small model cannot run out of
+tokens mid-string.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import time
 from collections.abc import Iterable, Sequence
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.policies.base import Interpretation, Signals, SlotSpec
 
@@ -106,6 +114,20 @@ def interpretation_prompt(request: str, specs: Sequence[SlotSpec], known: dict[s
     )
 
 
+def interpretations_prompt(
+    request: str, specs: Sequence[SlotSpec], known: dict[str, str], *, count: int
+) -> str:
+    """The prompt for `Interpretations`: several distinct readings in one call (for models that
+    cannot usefully be sampled several times)."""
+    return (
+        f"Give up to {count} different plausible readings of this request, each with a value "
+        "for every slot you can fill. Where the request is clear the readings agree; where it "
+        "is open they should differ (use the known values as given).\n"
+        f"{_DATA_NOTE}\n\nSlots:\n{_slot_lines(specs)}\n\n"
+        f"Already known:\n{_known_lines(known)}\n\nRequest:\n<<<\n{request}\n>>>"
+    )
+
+
 def extraction_prompt(text: str, specs: Sequence[SlotSpec]) -> str:
     """The prompt for a `SlotExtraction`: only values the text states, never invented ones."""
     return (
@@ -135,3 +157,80 @@ def build_signals(
         suggested_question="" if rating is None else rating.question,
         interpretations=tuple(to_interpretation(s) for s in samples),
     )
+
+
+# --- one structured call ----------------------------------------------------------------------
+
+
+@dataclass
+class StructuredAnswer:
+    """What one structured call gave: the parsed `value` (None: no signal) and, for the log, the
+    prompt sent, the raw text, the error, tokens (the provider's count, else an estimate) and
+    latency."""
+
+    prompt: str
+    value: Any = None
+    text: str = ""
+    error: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: int = 0
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token, when a provider reports no usage."""
+    return (len(text) + 3) // 4
+
+
+def with_schema(prompt: str, schema: type[BaseModel]) -> str:
+    """The prompt followed by the JSON schema, for models not constrained to it."""
+    return prompt + "\n\nJSON schema:\n" + json.dumps(schema.model_json_schema())[:3000]
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content or []:
+        if isinstance(part, str):
+            parts.append(part)
+        elif isinstance(part, dict) and part.get("type") == "text":
+            parts.append(str(part.get("text", "")))
+    return "".join(parts)
+
+
+def parse_structured(text: str, schema: type[BaseModel]) -> tuple[Any, str]:
+    """(value, "") for the first JSON object in `text` that validates against `schema`, else
+    (None, why not). Prose around the object is tolerated."""
+    match = re.search(r"\{.*\}", text, re.S)
+    if match is None:
+        return None, "The answer holds no JSON object."
+    try:
+        return schema.model_validate(json.loads(match.group(0))), ""
+    except json.JSONDecodeError as exc:
+        return None, f"The answer is not valid JSON: {exc}"
+    except (ValidationError, ValueError, TypeError) as exc:
+        return None, f"The answer does not match {schema.__name__}: {exc}"[:1000]
+
+
+def ask_structured(
+    model: Any, prompt: str, schema: type[BaseModel], *, schema_in_prompt: bool = True
+) -> StructuredAnswer:
+    """One call of a langchain-core chat model for a `schema` object; never raises for a model
+    failure or a bad answer (the answer then has no value and says why in `error`)."""
+    sent = with_schema(prompt, schema) if schema_in_prompt else prompt
+    answer = StructuredAnswer(prompt=sent, tokens_in=estimate_tokens(sent))
+    started = time.monotonic()
+    try:
+        result = model.invoke(sent)
+    except Exception as exc:
+        answer.error = f"{type(exc).__name__}: {exc}"[:2000]
+        return answer
+    finally:
+        answer.latency_ms = int((time.monotonic() - started) * 1000)
+    answer.text = _text_of(getattr(result, "content", ""))
+    usage = getattr(result, "usage_metadata", None) or {}
+    answer.tokens_in = int(usage.get("input_tokens") or 0) or answer.tokens_in
+    answer.tokens_out = int(usage.get("output_tokens") or 0) or estimate_tokens(answer.text)
+    answer.value, answer.error = parse_structured(answer.text, schema)
+    return answer

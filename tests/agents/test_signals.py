@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+import json
+import threading
 from collections.abc import Callable
+from typing import Any
 
+import pytest
 from django.contrib.auth.models import User
 
-from agents import services, turns
+from agents import jobs, llm, policies_bridge, services, turns
 from agents.models import Agent, ModelCall, Question, Trigger, Turn, TurnStatus
+from agents.policies import Signals
+from collab.tasks import services as task_services
 from collab.tasks.models import Task
 from collab.tasks.services import create_task
 from collab.workspaces.models import Workspace
@@ -56,3 +63,307 @@ def test_a_free_form_task_leaves_the_template_to_the_adapters_guess(
     turn.refresh_from_db()
     assert turn.context["task"]["template"] == ""
     assert turn.policy_decision["situation"]["template"] is None
+
+
+# --- model signals ------------------------------------------------------------------------------
+
+
+def _is_signal_prompt(messages: list[Any]) -> str:
+    """Which signal prompt this is ("" for the engine's decision prompt)."""
+    prompt = str(messages[-1].content) if messages else ""
+    for marker, kind in (
+        ("Rate how ambiguous", "ambiguity"),
+        ("Read this request the way", "sample"),
+        ("Give up to", "samples"),
+        ("List the slot values this text states", "extract"),
+    ):
+        if prompt.startswith(marker):
+            return kind
+    return ""
+
+
+def _reply(text: str) -> str:
+    return json.dumps({"actions": [{"kind": "reply", "text": text}]})
+
+
+def _judge(score: float) -> Callable[[list[Any]], str]:
+    def behaviour(messages: list[Any]) -> str:
+        if _is_signal_prompt(messages) == "ambiguity":
+            return json.dumps(
+                {"ambiguity": score, "reason": "no dates", "unclear_slots": ["start_date"]}
+            )
+        return _reply("Here is a first plan.")
+
+    return behaviour
+
+
+def _purposes(turn: Turn) -> list[str]:
+    return sorted(ModelCall.objects.filter(turn=turn).values_list("purpose", flat=True))
+
+
+@pytest.fixture
+def trip(workspace: Workspace, alice: User) -> Task:
+    return _task(workspace, alice, title="Offsite in spring", template="travel_plan")
+
+
+def test_llm_judge_asks_when_the_model_rates_the_request_ambiguous(
+    trip: Task, make_agent: Callable[..., Agent]
+) -> None:
+    llm.register_fake_behaviour("judge-high", _judge(0.9))
+    agent = make_agent("Mira", behaviour="judge-high", policy_name="llm_judge")
+    turn = _turn(agent, trip, "Plan our trip to Lisbon")
+
+    assert turns.run_turn(turn_id=turn.pk) == TurnStatus.WAITING
+
+    turn.refresh_from_db()
+    assert turn.policy_decision["decision"] == "ask"
+    assert turn.policy_decision["situation"]["signals"]["ambiguity"] == 0.9
+    assert "When does the trip start?" in Question.objects.get(turn=turn).text
+    call = ModelCall.objects.get(turn=turn)  # asking costs no decision call
+    assert (call.purpose, call.error) == ("signals:ambiguity", "")
+    assert "Plan our trip to Lisbon" in call.messages[0]["content"]
+    assert '"ambiguity": 0.9' in call.response
+    assert call.tokens_in > 0
+    assert call.tokens_out > 0
+    assert (turn.tokens_in, turn.tokens_out) == (call.tokens_in, call.tokens_out)
+
+
+def test_llm_judge_acts_when_the_model_rates_the_request_clear(
+    trip: Task, make_agent: Callable[..., Agent]
+) -> None:
+    llm.register_fake_behaviour("judge-low", _judge(0.1))
+    agent = make_agent("Mira", behaviour="judge-low", policy_name="llm_judge")
+    turn = _turn(agent, trip, "Plan our trip to Lisbon")
+
+    assert turns.run_turn(turn_id=turn.pk) == TurnStatus.DONE
+
+    turn.refresh_from_db()
+    assert turn.policy_decision["decision"] == "act"
+    assert not Question.objects.exists()
+    assert _purposes(turn) == ["decide", "signals:ambiguity"]
+    calls = ModelCall.objects.filter(turn=turn)
+    assert turn.tokens_in == sum(c.tokens_in for c in calls)
+    assert turn.tokens_out == sum(c.tokens_out for c in calls)
+
+
+def _sampler(*, single: bool = False) -> Callable[[list[Any]], str]:
+    """Readings that agree on the start date and disagree on the budget."""
+    lock = threading.Lock()
+    count = itertools.count()
+    budgets = ["EUR 500", "EUR 1500", "EUR 3000", "EUR 6000"]
+
+    def reading(index: int) -> dict[str, Any]:
+        return {
+            "summary": f"reading {index}",
+            "values": [
+                {"slot": "start_date", "value": "2027-05-04"},
+                {"slot": "budget", "value": budgets[index % len(budgets)]},
+            ],
+        }
+
+    def behaviour(messages: list[Any]) -> str:
+        kind = _is_signal_prompt(messages)
+        if kind == "sample" and not single:
+            with lock:
+                index = next(count)
+            return json.dumps(reading(index))
+        if kind == "samples" and single:
+            return json.dumps({"interpretations": [reading(i) for i in range(4)]})
+        return _reply("Here is a first plan.")
+
+    return behaviour
+
+
+def test_intent_sampling_asks_about_the_slot_where_the_samples_disagree(
+    trip: Task, make_agent: Callable[..., Agent]
+) -> None:
+    llm.register_fake_behaviour("sampler", _sampler())
+    agent = make_agent("Mira", behaviour="sampler", policy_name="intent_sampling")
+    turn = _turn(agent, trip, "Plan our trip to Lisbon")
+
+    assert turns.run_turn(turn_id=turn.pk) == TurnStatus.WAITING
+
+    turn.refresh_from_db()
+    question = Question.objects.get(turn=turn).text
+    assert "What is the total budget?" in question
+    assert "When does the trip start?" not in question
+    assert turn.policy_decision["detail"]["questions"][0]["slots"] == ["budget"]
+    assert len(turn.policy_decision["situation"]["signals"]["interpretations"]) == 4
+    assert _purposes(turn) == ["signals:sample"] * 4
+    assert set(ModelCall.objects.filter(turn=turn).values_list("error", flat=True)) == {""}
+
+
+def test_a_model_that_cannot_sample_gives_its_readings_in_one_call(
+    trip: Task, make_agent: Callable[..., Agent], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(llm, "can_sample", lambda profile: False)
+    llm.register_fake_behaviour("one-call-sampler", _sampler(single=True))
+    agent = make_agent("Mira", behaviour="one-call-sampler", policy_name="intent_sampling")
+    turn = _turn(agent, trip, "Plan our trip to Lisbon")
+
+    assert turns.run_turn(turn_id=turn.pk) == TurnStatus.WAITING
+
+    assert "What is the total budget?" in Question.objects.get(turn=turn).text
+    assert _purposes(turn) == ["signals:sample"]
+
+
+def test_value_of_information_gets_an_extraction_and_samples(
+    trip: Task, make_agent: Callable[..., Agent]
+) -> None:
+    agent = make_agent("Mira", behaviour="sampler", policy_name="value_of_information")
+    llm.register_fake_behaviour("sampler", _sampler())
+    turn = _turn(agent, trip, "Plan our trip to Lisbon")
+
+    turns.run_turn(turn_id=turn.pk)
+
+    signal_calls = [p for p in _purposes(turn) if p != "decide"]
+    assert signal_calls == ["signals:extract"] + ["signals:sample"] * 4
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("Sure! The request is quite clear.", "holds no JSON object"),
+        ('{"ambiguity": 0.9, "reason": "unfinished', "holds no JSON object"),
+        ('{"ambiguity": "very"}', "does not match AmbiguityRating"),
+    ],
+)
+def test_an_invalid_signal_answer_gives_no_signal_and_the_turn_still_completes(
+    trip: Task, make_agent: Callable[..., Agent], answer: str, reason: str
+) -> None:
+    def garbled(messages: list[Any]) -> str:
+        return answer if _is_signal_prompt(messages) else _reply("Here is a first plan.")
+
+    llm.register_fake_behaviour("garbled", garbled)
+    agent = make_agent("Mira", behaviour="garbled", policy_name="llm_judge")
+    turn = _turn(agent, trip, "Plan our trip to Lisbon")
+
+    assert turns.run_turn(turn_id=turn.pk) == TurnStatus.DONE
+
+    turn.refresh_from_db()
+    assert turn.policy_decision["situation"]["signals"]["ambiguity"] is None
+    assert turn.policy_decision["reason"] == "No ambiguity rating: acting."
+    call = ModelCall.objects.get(turn=turn, purpose="signals:ambiguity")
+    assert reason in call.error
+    assert call.response == answer
+    assert ModelCall.objects.get(turn=turn, purpose="decide").error == ""
+
+
+def test_a_failing_signal_call_is_recorded_and_the_turn_still_completes(
+    trip: Task, make_agent: Callable[..., Agent]
+) -> None:
+    def fails_on_signals(messages: list[Any]) -> str:
+        if _is_signal_prompt(messages):
+            raise llm.ModelError("connection reset")
+        return _reply("Here is a first plan.")
+
+    llm.register_fake_behaviour("flaky-signals", fails_on_signals)
+    agent = make_agent("Mira", behaviour="flaky-signals", policy_name="intent_sampling")
+    turn = _turn(agent, trip, "Plan our trip to Lisbon")
+
+    assert turns.run_turn(turn_id=turn.pk) == TurnStatus.DONE
+
+    errors = ModelCall.objects.filter(turn=turn, purpose="signals:sample").values_list(
+        "error", flat=True
+    )
+    assert list(errors) == ["ModelError: connection reset"] * 4
+    assert Turn.objects.get(pk=turn.pk).policy_decision["decision"] == "act"
+
+
+def test_a_signal_call_over_its_time_share_gives_no_signal(
+    trip: Task, make_agent: Callable[..., Agent], settings: Any
+) -> None:
+    release = threading.Event()
+
+    def stalls(messages: list[Any]) -> str:
+        if _is_signal_prompt(messages):
+            release.wait(10)
+            return "{}"
+        return _reply("Here is a first plan.")
+
+    settings.AGENTS_TURN_TIME_BUDGET_SECONDS = 1  # the signals get half of it
+    llm.register_fake_behaviour("stalls", stalls)
+    agent = make_agent("Mira", behaviour="stalls", policy_name="llm_judge")
+    turn = _turn(agent, trip, "Plan our trip to Lisbon")
+    try:
+        assert turns.run_turn(turn_id=turn.pk) == TurnStatus.DONE
+    finally:
+        release.set()
+
+    call = ModelCall.objects.get(turn=turn, purpose="signals:ambiguity")
+    assert call.error.startswith("TimeoutError")
+
+
+def test_no_signals_are_computed_for_never_and_ask_once(
+    trip: Task, make_agent: Callable[..., Agent]
+) -> None:
+    llm.register_fake_behaviour("judge-high", _judge(0.9))
+    quiet = make_agent("Quiet", behaviour="judge-high")  # policy "never" by default
+    once = make_agent("Once", behaviour="judge-high", policy_name="ask_once")
+    first = _turn(quiet, trip, "Plan our trip to Lisbon")
+    second = _turn(once, trip, "Plan our trip to Lisbon")
+
+    turns.run_turn(turn_id=first.pk)
+    turns.run_turn(turn_id=second.pk)
+
+    assert quiet.policy_name == "never"
+    assert _purposes(first) == ["decide"]
+    assert _purposes(second) == []  # ask_once asked without any model call
+
+
+def test_a_registered_provider_keeps_precedence_over_model_signals(
+    trip: Task, make_agent: Callable[..., Agent], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def oracle(context: dict[str, Any]) -> dict[str, Any]:
+        return {"template_kind": "travel_plan", "signals": Signals(ambiguity=0.05)}
+
+    monkeypatch.setattr(policies_bridge, "_signal_providers", [oracle])
+    llm.register_fake_behaviour("judge-high", _judge(0.9))
+    agent = make_agent("Mira", behaviour="judge-high", policy_name="llm_judge")
+    turn = _turn(agent, trip, "Plan our trip to Lisbon")
+
+    assert turns.run_turn(turn_id=turn.pk) == TurnStatus.DONE
+
+    turn.refresh_from_db()
+    assert turn.policy_decision["situation"]["signals"]["ambiguity"] == 0.05
+    assert _purposes(turn) == ["decide"]
+
+
+def test_a_person_asks_the_judge_answers_its_question_and_it_then_acts(
+    workspace: Workspace, alice: User, bob: User, trip: Task, make_agent: Callable[..., Agent]
+) -> None:
+    """Through the real path: a chat mention queues the turn, the job runs it, the answer to the
+    question card starts the next turn, whose rating sees the answer."""
+
+    def judge(messages: list[Any]) -> str:
+        if _is_signal_prompt(messages) == "ambiguity":
+            known = "- start_date:" in str(messages[-1].content)
+            return json.dumps(
+                {
+                    "ambiguity": 0.1 if known else 0.9,
+                    "unclear_slots": [] if known else ["start_date"],
+                }
+            )
+        return _reply("Here is a first plan.")
+
+    llm.register_fake_behaviour("judge-memory", judge)
+    agent = make_agent("Mira", behaviour="judge-memory", policy_name="llm_judge")
+    agent.tasks.add(trip)
+    member = factories.membership_of(workspace, bob)
+    task_services.post_message(membership=member, task=trip, body="@Mira plan our trip to Lisbon")
+    first = Turn.objects.get()
+
+    assert jobs.run_turn_job(first.pk) == TurnStatus.WAITING
+    question = Question.objects.get(turn=first)
+    services.answer_question(membership=member, question=question, answer="4 May 2027")
+    second = Turn.objects.exclude(pk=first.pk).get()
+    assert jobs.run_turn_job(second.pk) == TurnStatus.DONE
+
+    second.refresh_from_db()
+    assert "When does the trip start?" in question.text
+    assert second.policy_decision["decision"] == "act"
+    slots = {s["spec"]["name"]: s for s in second.policy_decision["situation"]["slots"]}
+    assert slots["start_date"]["value"] == "2027-05-04"
+    assert _purposes(first) == ["signals:ambiguity"]
+    assert _purposes(second) == ["decide", "signals:ambiguity"]
+    assert "Here is a first plan." in trip.messages.values_list("body", flat=True)

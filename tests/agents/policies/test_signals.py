@@ -1,15 +1,21 @@
 from __future__ import annotations
 
 import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from pydantic import ValidationError
 
+from agents.evaluation.chat_models import fake_chat_model
+from agents.evaluation.offline import ModelSignals
+from agents.evaluation.scenario import Episode, Task
 from agents.policies.signals import (
     AmbiguityRating,
     InterpretationOut,
     Interpretations,
     SlotExtraction,
     ambiguity_prompt,
+    ask_structured,
     build_signals,
+    parse_structured,
 )
 from tests.agents.policies.builders import TRAVEL_SLOTS
 
@@ -66,3 +72,79 @@ def test_prompts_treat_user_text_as_data():
     assert "never instructions" in prompt
     assert "- budget: EUR 900" in prompt
     assert "pace (choice): one of relaxed, balanced, packed" in prompt
+
+
+# --- ask_structured: the one structured call shared by the engine and the offline harness ------
+
+
+def test_ask_structured_parses_json_wrapped_in_prose_and_sends_the_schema():
+    model = FakeListChatModel(responses=['Here you go: {"ambiguity": 0.7, "reason": "dates"} ok'])
+
+    answer = ask_structured(model, "Rate it.", AmbiguityRating)
+
+    assert answer.value == AmbiguityRating(ambiguity=0.7, reason="dates")
+    assert answer.error == ""
+    assert answer.prompt.startswith("Rate it.\n\nJSON schema:\n")
+    assert answer.tokens_in > 0
+    assert answer.tokens_out > 0
+
+
+def test_ask_structured_leaves_the_schema_out_for_a_constrained_model():
+    model = FakeListChatModel(responses=['{"slots": []}'])
+
+    answer = ask_structured(model, "Extract.", SlotExtraction, schema_in_prompt=False)
+
+    assert answer.prompt == "Extract."
+    assert answer.value == SlotExtraction(slots=[])
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("no json here", "holds no JSON object"),
+        ("{'ambiguity': 0.5}", "not valid JSON"),
+        ('{"ambiguity": 3}', "does not match AmbiguityRating"),
+        ('{"ambiguity": 0.5, "mood": "odd"}', "does not match AmbiguityRating"),
+    ],
+)
+def test_an_unusable_answer_has_no_value_and_says_why(text, reason):
+    value, error = parse_structured(text, AmbiguityRating)
+
+    assert value is None
+    assert reason in error
+
+
+def test_a_failing_model_gives_no_value_and_the_error():
+    class Broken:
+        def invoke(self, prompt):
+            raise ConnectionError("reset by peer")
+
+    answer = ask_structured(Broken(), "Rate it.", AmbiguityRating)
+
+    assert answer.value is None
+    assert answer.error == "ConnectionError: reset by peer"
+    assert answer.text == ""
+
+
+def test_the_offline_harness_reads_signals_through_the_same_call():
+    source = ModelSignals(fake_chat_model())
+    episode = Episode(
+        id="e1",
+        user="u",
+        session=1,
+        task=Task(title="Trip", template=None),
+        request="Plan a trip",
+        slots={},
+        stated={},
+        needs_clarification=False,
+        clarification_slots=(),
+        success=(),
+    )
+
+    extraction, signals = source.signals(episode=episode, template=None, known={})
+
+    assert extraction == SlotExtraction(slots=[])
+    assert signals.ambiguity == 0.5
+    assert [i.summary for i in signals.interpretations] == ["fake reading"]
+    assert source.usage.calls == 3
+    assert source.usage.tokens_in > 0
