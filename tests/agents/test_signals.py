@@ -207,17 +207,25 @@ def test_a_model_that_cannot_sample_gives_its_readings_in_one_call(
     assert _purposes(turn) == ["signals:sample"]
 
 
-def test_value_of_information_gets_an_extraction_and_samples(
-    trip: Task, make_agent: Callable[..., Agent]
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("value_of_information", ["signals:extract"] + ["signals:sample"] * 4),
+        ("bandit", ["signals:ambiguity", "signals:extract"] + ["signals:sample"] * 4),
+    ],
+)
+def test_value_of_information_and_bandit_get_an_extraction_and_samples(
+    trip: Task, make_agent: Callable[..., Agent], policy: str, expected: list[str]
 ) -> None:
-    agent = make_agent("Mira", behaviour="sampler", policy_name="value_of_information")
     llm.register_fake_behaviour("sampler", _sampler())
+    agent = make_agent("Mira", behaviour="sampler", policy_name=policy)
     turn = _turn(agent, trip, "Plan our trip to Lisbon")
 
     turns.run_turn(turn_id=turn.pk)
 
-    signal_calls = [p for p in _purposes(turn) if p != "decide"]
-    assert signal_calls == ["signals:extract"] + ["signals:sample"] * 4
+    turn.refresh_from_db()
+    assert [p for p in _purposes(turn) if p != "decide"] == expected
+    assert len(turn.policy_decision["situation"]["signals"]["interpretations"]) == 4
 
 
 @pytest.mark.parametrize(
