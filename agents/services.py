@@ -10,6 +10,8 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+import time
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -19,7 +21,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from agents import events
+from agents import events, presence
 from agents.learning import learn_from_feedback
 from agents.models import (
     FEEDBACK_COMMENT_MAX,
@@ -38,9 +40,10 @@ from agents.models import (
 )
 from agents.schemas import TEXT_MAX
 from agents.selectors import FEEDBACK_TARGET_FIELDS, FeedbackTarget
+from collab.lib import ytext
 from collab.realtime import broadcast
 from collab.tasks import documents
-from collab.tasks.models import Document, Message, Task
+from collab.tasks.models import Document, DocumentUpdate, Message, Task
 from collab.workspaces.models import Membership
 
 log = logging.getLogger(__name__)
@@ -406,19 +409,201 @@ def _edit_document(
     return {"update_id": edit.update_id, "operations": edit.operations}
 
 
+def _agent_label(turn: Turn) -> str:
+    return f"{turn.agent.name} (agent, turn {turn.pk})"
+
+
 def _direct_edit(*, turn: Turn, find: str, replace: str) -> dict[str, Any] | None:
     """Edit the live document as the agent (a CRDT peer), attributed to the agent and turn."""
     return _edit_document(
         task_id=turn.task_id,
         find=find,
         replace=replace,
-        author_label=f"{turn.agent.name} (agent, turn {turn.pk})",
+        author_label=_agent_label(turn),
         author=None,
     )
 
 
+# --- Live typing: a direct edit in several small steps -----------------------------------------
+
+TYPING_CHUNK_CHARS = 20  # about a few words per step
+TYPING_MAX_STEPS = 40
+TYPING_MAX_PAUSE = 0.15  # seconds between two steps, at most
+
+
+@dataclass
+class _Typing:
+    """A direct edit being typed: its steps (``ytext.typing_steps``), how many are applied, and
+    the agent's replica (``base``: what it read plus its own steps)."""
+
+    action_id: int
+    task: Task
+    turn_id: int
+    author_label: str
+    groups: list[list[ytext.TypingStep]]
+    done: int
+    base: documents.DocumentRead
+    after_update_id: int
+    update_ids: list[int] = field(default_factory=list)
+    operations: int = 0
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "steps": self.groups,
+            "done": self.done,
+            "after_update_id": self.after_update_id,
+            "update_ids": self.update_ids,
+            "operations": self.operations,
+        }
+
+
+def _typing_seconds() -> float:
+    return float(getattr(settings, "AGENTS_TYPING_SECONDS", 0))
+
+
+def _plan_typing(*, action: Action, turn: Turn, find: str, replace: str) -> _Typing | None:
+    """The steps of a direct edit typed live, or None to apply it in one step (typing is off,
+    the edit is one step anyway, or ``find`` is no longer in the document)."""
+    if _typing_seconds() <= 0:
+        return None
+    task = Task.objects.get(pk=turn.task_id)
+    base = documents.read_document(task=task)
+    new_text = _changed_text(base.text, find, replace)
+    if new_text is None:
+        return None
+    groups = ytext.typing_steps(
+        base.text, new_text, chunk_chars=TYPING_CHUNK_CHARS, max_steps=TYPING_MAX_STEPS
+    )
+    if len(groups) < 2:
+        return None
+    return _Typing(
+        action_id=action.pk,
+        task=task,
+        turn_id=turn.pk,
+        author_label=_agent_label(turn),
+        groups=groups,
+        done=0,
+        base=base,
+        after_update_id=base.update_id,
+    )
+
+
+def _resume_typing(*, action: Action, turn: Turn) -> _Typing | None:
+    """A redelivered job finds an edit that was being typed when its worker died. If nobody
+    else has written to the document since its last step, the document is exactly the agent's
+    replica and the remaining steps are typed; otherwise the partial edit is reported in the
+    chat (people finish or undo it from the history) and the action is closed."""
+    record = action.result["typing"]
+    task = Task.objects.get(pk=turn.task_id)
+    others = (
+        DocumentUpdate.objects.filter(document__task=task, id__gt=record["after_update_id"])
+        .exclude(pk__in=record["update_ids"])
+        .exists()
+    )
+    groups = [[(int(a), int(b), str(c)) for a, b, c in group] for group in record["steps"]]
+    if not others:
+        return _Typing(
+            action_id=action.pk,
+            task=task,
+            turn_id=turn.pk,
+            author_label=_agent_label(turn),
+            groups=groups,
+            done=int(record["done"]),
+            base=documents.read_document(task=task),
+            after_update_id=int(record["after_update_id"]),
+            update_ids=list(record["update_ids"]),
+            operations=int(record["operations"]),
+        )
+    action.status = Action.Status.APPLIED
+    action.result = {
+        "edited_directly": True,
+        "interrupted": True,
+        "typed_steps": record["done"],
+        "steps": len(groups),
+        "update_id": record["update_ids"][-1] if record["update_ids"] else None,
+        "operations": record["operations"],
+    }
+    action.applied_at = timezone.now()
+    action.save(update_fields=["status", "result", "applied_at"])
+    transaction.on_commit(partial(events.edit_applied, action.pk))
+    agent = turn.agent
+    note = _post_agent_message(
+        task_id=task.pk,
+        author_name=agent.name,
+        body=(
+            f"{agent.name}'s edit of the document was interrupted after {record['done']} of "
+            f"{len(groups)} steps, and the document changed since: it holds part of the edit. "
+            "Finish or undo it from the document history."
+        ),
+        kind=Message.Kind.SYSTEM,
+    )
+    transaction.on_commit(lambda: broadcast.chat_message(note.pk))
+    return None
+
+
+def _type_step(typing: _Typing) -> bool:
+    """Apply the next step in its own transaction, together with the progress mark on the
+    action; the last step also marks the action applied. False if another delivery has moved
+    on (the steps are then its business)."""
+    with transaction.atomic():
+        action = Action.objects.select_for_update(of=("self",)).get(pk=typing.action_id)
+        record = action.result.get("typing") or {}
+        if action.status != Action.Status.PENDING or record.get("done") != typing.done:
+            return False
+        group = typing.groups[typing.done]
+        new_text = ytext.apply_steps(typing.base.text, group)
+        last = typing.done + 1 == len(typing.groups)
+        edit = documents.apply_text_edit(
+            task=typing.task,
+            new_text=new_text,
+            author_label=typing.author_label,
+            base=typing.base,
+            record_version=last,
+        )
+        typing.base = documents.next_base(typing.base, edit, text=new_text)
+        typing.done += 1
+        typing.operations += edit.operations
+        if edit.update_id is not None:
+            typing.update_ids.append(edit.update_id)
+        if last:
+            action.status = Action.Status.APPLIED
+            action.applied_at = timezone.now()
+            action.result = {
+                "edited_directly": True,
+                "update_id": typing.update_ids[-1] if typing.update_ids else None,
+                "update_ids": typing.update_ids,
+                "operations": typing.operations,
+                "steps": len(typing.groups),
+            }
+            transaction.on_commit(partial(events.edit_applied, action.pk))
+        else:
+            action.result = {"typing": typing.record()}
+        action.save(update_fields=["status", "result", "applied_at"])
+    start, _end, insert = group[-1]
+    presence.move_cursor(typing.turn_id, state=typing.base.state, index=start + len(insert))
+    return True
+
+
+def _type(typing: _Typing) -> None:
+    """Type the remaining steps, pausing between them (``AGENTS_TYPING_SECONDS`` in all)."""
+    pause = min(TYPING_MAX_PAUSE, _typing_seconds() / max(1, len(typing.groups) - 1))
+    first = True
+    while typing.done < len(typing.groups):
+        if not first and pause > 0:
+            time.sleep(pause)
+        first = False
+        if not _type_step(typing):
+            return
+
+
 def apply_action(*, idempotency_key: str) -> None:
-    """Apply one stored action at most once (its mark is written in the same transaction)."""
+    """Apply one stored action at most once (its mark is written in the same transaction).
+
+    A direct edit that is typed live (``AGENTS_TYPING_SECONDS``) is the exception: its steps
+    are stored on the action first, then each step commits with its progress mark, and the last
+    one marks the action applied (a redelivery resumes or reports it: ``_resume_typing``).
+    """
+    typing: _Typing | None = None
     with transaction.atomic():
         action = (
             Action.objects.select_for_update(of=("self",))
@@ -431,67 +616,82 @@ def apply_action(*, idempotency_key: str) -> None:
         turn = Turn.objects.select_for_update(of=("self",)).get(pk=action.turn_id)
         if turn.status != TurnStatus.RUNNING:
             return
-        agent = action.turn.agent
-        payload = action.payload
-        text = payload.get("text", "").strip()
-        result: dict[str, Any] = {}
-        if action.kind == ActionKind.REPLY:
-            message = _post_agent_message(
-                task_id=turn.task_id, author_name=agent.name, body=text, kind=Message.Kind.AGENT
-            )
-            result["message_id"] = message.pk
-            transaction.on_commit(lambda: broadcast.chat_message(message.pk))
-        elif action.kind == ActionKind.ASK:
-            question_text = text if text.endswith("?") else f"{text}?"
-            question = Question.objects.create(
-                task_id=turn.task_id, agent=agent, turn=turn, text=question_text
-            )
-            message = _post_agent_message(
+        if action.result.get("typing", {}).get("done"):
+            typing = _resume_typing(action=action, turn=turn)
+        else:
+            typing = _apply_locked(action=action, turn=turn)
+    if typing is not None:
+        _type(typing)
+
+
+def _apply_locked(*, action: Action, turn: Turn) -> _Typing | None:
+    """Apply a pending action (the caller holds the locks); a direct edit to be typed live is
+    only planned here, and returned for typing after the commit."""
+    agent = action.turn.agent
+    payload = action.payload
+    text = payload.get("text", "").strip()
+    result: dict[str, Any] = {}
+    if action.kind == ActionKind.REPLY:
+        message = _post_agent_message(
+            task_id=turn.task_id, author_name=agent.name, body=text, kind=Message.Kind.AGENT
+        )
+        result["message_id"] = message.pk
+        transaction.on_commit(lambda: broadcast.chat_message(message.pk))
+    elif action.kind == ActionKind.ASK:
+        question_text = text if text.endswith("?") else f"{text}?"
+        question = Question.objects.create(
+            task_id=turn.task_id, agent=agent, turn=turn, text=question_text
+        )
+        message = _post_agent_message(
+            task_id=turn.task_id,
+            author_name=agent.name,
+            body=question_text,
+            kind=Message.Kind.AGENT,
+        )
+        result.update(question_id=question.pk, message_id=message.pk)
+        transaction.on_commit(lambda: broadcast.chat_message(message.pk))
+        transaction.on_commit(lambda: events.question_changed(question.pk, created=True))
+    elif action.kind == ActionKind.NOTE:
+        note = AgentNote.objects.create(
+            agent=agent, task_id=turn.task_id, turn=turn, text=text[:2000]
+        )
+        result["note_id"] = note.pk
+        transaction.on_commit(lambda: events.note_added(note.pk))
+    elif action.kind in (ActionKind.SUGGEST, ActionKind.EDIT):
+        find, replace = payload.get("find", ""), payload.get("replace", "")
+        edited = None
+        if action.kind == ActionKind.EDIT and agent.mode == AgentMode.MAY_EDIT:
+            typing = _plan_typing(action=action, turn=turn, find=find, replace=replace)
+            if typing is not None:
+                action.result = {"typing": typing.record()}
+                action.save(update_fields=["result"])
+                return typing
+            edited = _direct_edit(turn=turn, find=find, replace=replace)
+        if edited is not None:
+            result.update(edited, edited_directly=True)
+            transaction.on_commit(partial(events.edit_applied, action.pk))
+        else:
+            document = Document.objects.filter(task_id=turn.task_id).first()
+            before = document.text if document else ""
+            after = _changed_text(before, find, replace)
+            suggestion = Suggestion.objects.create(
                 task_id=turn.task_id,
-                author_name=agent.name,
-                body=question_text,
-                kind=Message.Kind.AGENT,
+                agent=agent,
+                turn=turn,
+                find=find,
+                replace=replace,
+                rationale=text,
+                diff=_unified_diff(before, after) if after is not None else "",
             )
-            result.update(question_id=question.pk, message_id=message.pk)
-            transaction.on_commit(lambda: broadcast.chat_message(message.pk))
-            transaction.on_commit(lambda: events.question_changed(question.pk, created=True))
-        elif action.kind == ActionKind.NOTE:
-            note = AgentNote.objects.create(
-                agent=agent, task_id=turn.task_id, turn=turn, text=text[:2000]
-            )
-            result["note_id"] = note.pk
-            transaction.on_commit(lambda: events.note_added(note.pk))
-        elif action.kind in (ActionKind.SUGGEST, ActionKind.EDIT):
-            find, replace = payload.get("find", ""), payload.get("replace", "")
-            edited = None
-            if action.kind == ActionKind.EDIT and agent.mode == AgentMode.MAY_EDIT:
-                edited = _direct_edit(turn=turn, find=find, replace=replace)
-            if edited is not None:
-                result.update(edited, edited_directly=True)
-                transaction.on_commit(partial(events.edit_applied, action.pk))
-            else:
-                document = Document.objects.filter(task_id=turn.task_id).first()
-                before = document.text if document else ""
-                after = _changed_text(before, find, replace)
-                suggestion = Suggestion.objects.create(
-                    task_id=turn.task_id,
-                    agent=agent,
-                    turn=turn,
-                    find=find,
-                    replace=replace,
-                    rationale=text,
-                    diff=_unified_diff(before, after) if after is not None else "",
-                )
-                result["suggestion_id"] = suggestion.pk
-                if action.kind == ActionKind.EDIT:
-                    result["as_suggestion"] = True
-                transaction.on_commit(
-                    lambda: events.suggestion_changed(suggestion.pk, created=True)
-                )
-        action.status = Action.Status.APPLIED
-        action.result = result
-        action.applied_at = timezone.now()
-        action.save(update_fields=["status", "result", "applied_at"])
+            result["suggestion_id"] = suggestion.pk
+            if action.kind == ActionKind.EDIT:
+                result["as_suggestion"] = True
+            transaction.on_commit(lambda: events.suggestion_changed(suggestion.pk, created=True))
+    action.status = Action.Status.APPLIED
+    action.result = result
+    action.applied_at = timezone.now()
+    action.save(update_fields=["status", "result", "applied_at"])
+    return None
 
 
 # --- People answering agents ------------------------------------------------------------------

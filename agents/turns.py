@@ -30,7 +30,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from langchain_core.utils.json import parse_partial_json
 
-from agents import events, llm, signals
+from agents import events, llm, presence, signals
 from agents.context import build_context, messages_for_log, prompt_messages
 from agents.learning import decide_with_state
 from agents.models import (
@@ -241,6 +241,7 @@ class _Streamer:
         matched = Turn.objects.filter(pk=self.turn.pk, status=TurnStatus.RUNNING).update(**fields)
         if not matched:
             raise TurnCancelled
+        presence.renew(self.turn.pk)
         if changed:
             delta = shown[len(self._shown) :] if shown.startswith(self._shown) else shown
             self._shown = shown
@@ -430,6 +431,13 @@ def run_turn(*, turn_id: int) -> str:
             fail_turn(turn_id=turn_id, error=budget.message)
             return "over budget"
     profile = llm.resolve_profile(turn.agent.model_profile)
+    presence.show(
+        turn_id=turn.pk,
+        agent_id=turn.agent_id,
+        name=turn.agent.name,
+        colour=turn.agent.colour,
+        task_id=turn.task_id,
+    )
     try:
         if turn.decision is None:
             _decide(turn, profile)
@@ -439,6 +447,8 @@ def run_turn(*, turn_id: int) -> str:
     except (llm.ModelConfigError, TurnBudgetExceeded) as exc:
         fail_turn(turn_id=turn_id, error=str(exc))
         return "failed"
+    finally:
+        presence.hide(turn.pk)
     return _finish(turn_id)
 
 

@@ -232,6 +232,11 @@ AGENTS_TURN_LEASE_SECONDS = env_int("AGENTS_TURN_LEASE_SECONDS", 15, minimum=1)
 AGENTS_TURN_TIME_BUDGET_SECONDS = env_int("AGENTS_TURN_TIME_BUDGET_SECONDS", 120, minimum=1)
 # Agents with the "document idle" trigger act this long after people's last edit.
 AGENTS_IDLE_DOCUMENT_SECONDS = env_int("AGENTS_IDLE_DOCUMENT_SECONDS", 30, minimum=1)
+# A direct edit by an agent reaches open editors as live typing: its minimal diff in small steps
+# (a few words each), spread over at most this many seconds; 0 applies it in one step.
+AGENTS_TYPING_SECONDS = env_float("AGENTS_TYPING_SECONDS", 2.0)
+if not 0 <= AGENTS_TYPING_SECONDS <= 30:
+    raise ImproperlyConfigured(f"AGENTS_TYPING_SECONDS={AGENTS_TYPING_SECONDS} must be 0 to 30.")
 # Fault injection for the worker-kill test only: a pause between a turn's actions.
 AGENTS_FAULT_ACTION_DELAY_MS = env_int("AGENTS_FAULT_ACTION_DELAY_MS", 0, minimum=0)
 

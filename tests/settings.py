@@ -22,3 +22,6 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
 # SQLite: a file, not memory, so that a server process started by browser tests shares it.
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}  # noqa: F405
+
+# Agents' direct edits apply in one step unless a test turns live typing on.
+AGENTS_TYPING_SECONDS = 0.0

@@ -10,6 +10,7 @@ for browsers through ``utf16_offset``).
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Iterator
 
 from pycrdt import Doc, Text
@@ -135,3 +136,57 @@ def apply_diff(ytext: Text, old: str, new: str) -> int:
         if replacement:
             ytext.insert(byte_start, replacement)
     return len(ops)
+
+
+# --- live typing: one edit as several small sequential steps ----------------------------------
+
+TypingStep = tuple[int, int, str]  # (start, end, insert) in Python indices of the text before it
+_WORD_RE = re.compile(r"\s*\S+\s*|\s+")
+
+
+def _pieces(text: str, chunk_chars: int) -> list[str]:
+    """``text`` cut into pieces of about ``chunk_chars`` code points, at word ends if possible."""
+    pieces: list[str] = []
+    current = ""
+    for word in _WORD_RE.findall(text):
+        while len(word) > chunk_chars:  # a very long word: cut it
+            room = chunk_chars - len(current)
+            current, word = current + word[:room], word[room:]
+            pieces.append(current)
+            current = ""
+        if current and len(current) + len(word) > chunk_chars:
+            pieces.append(current)
+            current = ""
+        current += word
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def typing_steps(
+    old: str, new: str, *, chunk_chars: int = 20, max_steps: int = 40
+) -> list[list[TypingStep]]:
+    """The minimal diff from ``old`` to ``new`` as at most ``max_steps`` groups of small steps,
+    the way a person would type it: each changed span is deleted, then its new text is typed a
+    few words (about ``chunk_chars``) at a time. Applying every group in order with
+    ``apply_steps`` gives exactly ``new``."""
+    steps: list[TypingStep] = []
+    shift = 0
+    for start, end, replacement in diff_ops(old, new):
+        at = start + shift
+        if end > start:
+            steps.append((at, at + end - start, ""))
+        for piece in _pieces(replacement, max(1, chunk_chars)):
+            steps.append((at, at, piece))
+            at += len(piece)
+        shift += len(replacement) - (end - start)
+    if not steps:
+        return []
+    per_group = -(-len(steps) // max(1, max_steps))  # ceil
+    return [steps[i : i + per_group] for i in range(0, len(steps), per_group)]
+
+
+def apply_steps(text: str, steps: list[TypingStep]) -> str:
+    for start, end, insert in steps:
+        text = text[:start] + insert + text[end:]
+    return text

@@ -220,23 +220,40 @@ def publish_update(document_id: int, update: bytes) -> None:
         log.exception("could not publish an update of document %s", document_id)
 
 
-def _publish_redis(document_id: int, update: bytes) -> None:
+def publish_awareness(document_id: int, update: bytes) -> None:
+    """Send an awareness update (y-protocols encoding) to every live room of the document, as
+    another process's presence: rooms forget it after ``REMOTE_AWARENESS_TIMEOUT`` (30 s)
+    unless it is renewed. For server-side participants (agents); never raises."""
+    try:
+        if settings.REDIS_URL:
+            _publish_redis(document_id, update, kind=KIND_AWARENESS)
+        else:
+            _deliver_in_process(document_id, update, kind=KIND_AWARENESS)
+    except Exception:
+        log.exception("could not publish awareness of document %s", document_id)
+
+
+def _publish_redis(document_id: int, update: bytes, *, kind: bytes = KIND_UPDATE) -> None:
     global _sync_client
     with _lock:
         if _sync_client is None:
             _sync_client = redis.Redis.from_url(settings.REDIS_URL or "")
-        seq = next(_sync_seq[document_id])
-    message = encode(KIND_UPDATE, _sync_sender, seq, update)
+        seq = next(_sync_seq[document_id]) if kind == KIND_UPDATE else 0
+    message = encode(kind, _sync_sender, seq, update)
     _sync_client.publish(document_relay_channel(document_id), message)
 
 
-def _deliver_in_process(document_id: int, update: bytes) -> None:
+def _deliver_in_process(document_id: int, update: bytes, *, kind: bytes = KIND_UPDATE) -> None:
     with _lock:
         targets = [(loop, m) for loop, m in _local_managers.items() if loop.is_running()]
     for loop, manager in targets:
         if document_id not in manager.rooms:
             continue
-        coro = manager.deliver_update(document_id, update)
+        coro = (
+            manager.deliver_update(document_id, update)
+            if kind == KIND_UPDATE
+            else manager.deliver_awareness(document_id, update)
+        )
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:

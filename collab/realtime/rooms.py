@@ -99,6 +99,8 @@ class Room:
         self.awareness: dict[int, AwarenessEntry] = {}
         self._awareness_owner: dict[int, Peer] = {}
         self._remote_awareness_seen: dict[int, float] = {}
+        # Clock at which other processes' entries were cleared (late echoes are refused).
+        self._removed_clock: dict[int, int] = {}
         self.pending: list[_Pending] = []
         self.last_update_id = 0
         self.last_flushed_text: str | None = None
@@ -198,6 +200,12 @@ class Room:
             owner = self._awareness_owner.get(entry.client_id)
             if owner is not None and owner is not peer:
                 continue  # a socket speaks only for its own Yjs clients
+            if entry.client_id in self._remote_awareness_seen:
+                # Another process's (or an agent's) entry, echoed back: y-websocket clients
+                # re-send every awareness change they receive. Its owner renews and clears it.
+                continue
+            if entry.clock <= self._removed_clock.get(entry.client_id, -1) and not entry.removed:
+                continue  # a late echo of a state that has since been cleared
             current = self.awareness.get(entry.client_id)
             if current is not None and entry.clock < current.clock:
                 continue
@@ -253,6 +261,7 @@ class Room:
             if entry.removed:
                 self.awareness.pop(entry.client_id, None)
                 self._remote_awareness_seen.pop(entry.client_id, None)
+                self._removed_clock[entry.client_id] = entry.clock
             else:
                 self.awareness[entry.client_id] = entry
                 self._remote_awareness_seen[entry.client_id] = now
@@ -373,6 +382,7 @@ class Room:
                 entry = self.awareness.pop(client_id, None)
                 if entry is not None:
                     gone.append(AwarenessEntry(client_id, entry.clock + 1, "null"))
+                    self._removed_clock[client_id] = entry.clock + 1
             if gone:
                 await self._share_awareness(gone, exclude=None)
 

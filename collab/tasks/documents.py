@@ -432,6 +432,7 @@ def _edit(
     base: DocumentRead | None,
     change: ytext.TextChange,
     version_kind: str,
+    record_version: bool = True,
 ) -> DocumentEdit:
     from collab.realtime import relay  # the realtime layer imports tasks, not the reverse
 
@@ -452,7 +453,8 @@ def _edit(
     update = replica.get_update(before)
     _merged, merged_text = ytext.doc_from_updates(current_state, update)
     text = str(merged_text)
-    if document.pending_authors:
+    if any(label != author_label for label in document.pending_authors):
+        # Someone else changed the text since the latest version: keep it as it was.
         _record_version(document, text=document.text, kind=DocumentVersion.Kind.EDITS)
     row = DocumentUpdate.objects.create(
         document=document,
@@ -463,8 +465,9 @@ def _edit(
     )
     document.text = text
     document.log_length += 1
-    document.pending_authors = [author_label]
-    _record_version(document, text=text, kind=version_kind)
+    _add_authors(document, [author_label])
+    if record_version:
+        _record_version(document, text=text, kind=version_kind)
     document.save(
         update_fields=["text", "pending_authors", "versioned_at", "log_length", "updated_at"]
     )
@@ -483,6 +486,7 @@ def apply_text_edit(
     author: User | None = None,
     origin: str = Origin.SERVICE,
     base: DocumentRead | None = None,
+    record_version: bool = True,
 ) -> DocumentEdit:
     """Change the document so that it reads ``new_text`` — as a minimal diff.
 
@@ -490,6 +494,9 @@ def apply_text_edit(
     latest persisted state; concurrent edits made since are kept, not overwritten. The update is
     persisted, ``Document.text`` rewritten, a version recorded under ``author_label`` (a person,
     or an agent and its turn), and the update published to live rooms on commit.
+
+    ``record_version=False`` is for the steps of an edit typed live (``next_base`` chains
+    them): the author is remembered and the version is recorded by the last step.
     """
     return _edit(
         task=task,
@@ -499,6 +506,20 @@ def apply_text_edit(
         base=base,
         change=lambda _old: new_text,
         version_kind=DocumentVersion.Kind.SERVICE,
+        record_version=record_version,
+    )
+
+
+def next_base(base: DocumentRead, edit: DocumentEdit, *, text: str) -> DocumentRead:
+    """What an editor that read ``base`` and then made ``edit`` (whose replica text became
+    ``text``) knows: pass it as the ``base`` of its next step."""
+    if not edit.update:
+        return base
+    return DocumentRead(
+        document_id=base.document_id,
+        text=text,
+        state=merge_updates(base.state, edit.update),
+        update_id=edit.update_id or base.update_id,
     )
 
 

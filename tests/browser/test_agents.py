@@ -116,11 +116,17 @@ def test_person_asks_an_agent_watches_it_stream_and_accepts_its_suggestion(
     expect_chat_live(alice)
     expect_chat_live(bob)
 
-    # alice asks; both pages watch the reply arrive word by word
+    # Mira is listed on the task (idle) until she works on it
+    working = "[data-role=presence] .kind-agent[data-name=Mira]"
+    expect(bob.locator(f"{working}.is-idle")).to_have_count(1)
+
+    # alice asks; both pages watch the reply arrive word by word, and see Mira present meanwhile
     alice.get_by_test_id("ask-Mira").click()
+    expect(bob.locator(f"{working}:not(.is-idle)")).to_have_count(1)
     expect(bob.get_by_test_id("agent-stream")).to_contain_text("I propose")
     expect(chat_messages(bob).last).to_contain_text("I propose adding a line to the document.")
     expect(alice.locator(".agent-status")).to_contain_text("answered by suggest@150")
+    expect(bob.locator(f"{working}.is-idle")).to_have_count(1)  # her turn is over
 
     # the suggestion card arrives live; alice accepts it and bob sees the document change
     card = alice.get_by_test_id("suggestion").first
