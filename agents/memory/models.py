@@ -96,8 +96,18 @@ class MemoryItem(models.Model):
     class Meta:
         ordering = ["-pinned", "-confirmed_at", "-id"]
         indexes = [
-            models.Index(fields=["owner", "status", "scope"], name="memory_item_owner_idx"),
-            models.Index(fields=["workspace", "status", "scope"], name="memory_item_ws_idx"),
+            # Current items only (partial): retrieval walks one person's items in one scope
+            # newest first (``search.turn_rows``); reconciliation reads one (owner, scope, place).
+            models.Index(
+                fields=["owner", "scope", "workspace", "id"],
+                condition=models.Q(status="active"),
+                name="memory_item_active_owner_idx",
+            ),
+            models.Index(
+                fields=["workspace", "scope", "id"],
+                condition=models.Q(status="active"),
+                name="memory_item_active_ws_idx",
+            ),
             # The structured profile (keyed or pinned items) is read at every turn.
             models.Index(
                 fields=["owner", "status", "scope", "workspace"],

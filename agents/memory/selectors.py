@@ -21,7 +21,6 @@ from django.utils import timezone
 
 from agents.memory import search
 from agents.memory.models import (
-    PROFILE,
     MemoryCandidate,
     MemoryHistory,
     MemoryItem,
@@ -166,9 +165,8 @@ def export_memory(user: User) -> dict[str, Any]:
 
 # --- Retrieval at turn start -----------------------------------------------------------------
 
-RECENCY_HALF_LIFE_DAYS = 30.0
+RECENCY_HALF_LIFE_DAYS = search.RECENCY_HALF_LIFE_DAYS
 SEARCH_CANDIDATES = 50
-PROFILE_MAX_ROWS = 200
 
 
 def estimate_tokens(text: str) -> int:
@@ -233,36 +231,10 @@ def _recency(confirmed_at: datetime, now: datetime) -> float:
 
 
 def score(*, relevance: float, confidence: float, confirmed_at: datetime, now: datetime) -> float:
-    """Relevance (0..1 within one search), weighted by confidence and recency."""
+    """Relevance (0..1 within one search), weighted by confidence and recency.
+
+    The definition; retrieval computes the same in SQL (``search._ranked``)."""
     return relevance * (0.5 + 0.5 * confidence) * (0.5 + 0.5 * _recency(confirmed_at, now))
-
-
-def eligible_items(people: Sequence[User], workspace: Workspace | None) -> QuerySet[MemoryItem]:
-    """Active items a turn may use: the people's personal memory (everywhere, and in this
-    workspace) if their memory is on, and this workspace's team memory."""
-    return _eligible(people, workspace)[0]
-
-
-def _eligible(
-    people: Sequence[User], workspace: Workspace | None
-) -> tuple[QuerySet[MemoryItem], list[str]]:
-    person_ids = [p.pk for p in people]
-    off = set(
-        MemorySettings.objects.filter(user_id__in=person_ids, enabled=False).values_list(
-            "user_id", flat=True
-        )
-    )
-    enabled = [pk for pk in person_ids if pk not in off]
-    condition = Q(owner_id__in=enabled, scope=Scope.PERSONAL)
-    tags = [search.personal_tag(pk) for pk in enabled]
-    if workspace is not None:
-        condition |= Q(owner_id__in=enabled, scope=Scope.WORKSPACE, workspace=workspace)
-        condition |= Q(scope=Scope.TEAM, workspace=workspace)
-        tags += [search.workspace_tag(workspace.pk, pk) for pk in enabled]
-        tags.append(search.team_tag(workspace.pk))
-    if not enabled and workspace is None:
-        return MemoryItem.objects.none(), []
-    return MemoryItem.objects.filter(condition, status=Status.ACTIVE), tags
 
 
 _SCOPE_ORDER: dict[str, int] = {Scope.WORKSPACE: 0, Scope.PERSONAL: 1, Scope.TEAM: 2}
@@ -279,83 +251,64 @@ def retrieve_for_turn(
 ) -> RetrievedMemory:
     """What a turn should know about ``people``: their structured profile first (keyed and
     pinned items, most specific scope winning per key), then the ``k`` items most relevant to
-    ``query``, weighted by recency and confidence, all within ``token_budget`` tokens."""
+    ``query``, weighted by recency and confidence, all within ``token_budget`` tokens.
+
+    One SQL statement (``search.turn_rows``) reads both the profile and the ranked matches."""
     now = now or timezone.now()
     names = {p.pk: p.get_username() for p in people}
-    items, tags = _eligible(people, workspace)
+    whose = search.Whose(
+        person_ids=tuple(sorted(names)), workspace_id=workspace.pk if workspace else None
+    )
+    rows = search.turn_rows(whose, query, now=now, limit=SEARCH_CANDIDATES if k > 0 else 0)
     team_label = f"team ({workspace.name})" if workspace is not None else "team"
     used = 0
 
-    def remembered(item: MemoryItem, score_: float, reason: str) -> RememberedItem:
-        team = item.scope == Scope.TEAM
+    def remembered(row: search.TurnRow, score_: float, reason: str) -> RememberedItem:
+        team = row.scope == Scope.TEAM
         return RememberedItem(
-            item_id=item.pk,
-            whose=team_label if team else names.get(item.owner_id, "someone"),
-            person_id=None if team else item.owner_id,
-            scope=item.scope,
-            kind=item.kind,
-            key=item.key,
-            value=item.value,
-            text=item.text,
-            confidence=item.confidence,
+            item_id=row.id,
+            whose=team_label if team else names.get(row.owner_id, "someone"),
+            person_id=None if team else row.owner_id,
+            scope=row.scope,
+            kind=row.kind,
+            key=row.key,
+            value=row.value,
+            text=row.text,
+            confidence=row.confidence,
             score=round(score_, 6),
             reason=reason,
         )
 
     profile: list[RememberedItem] = []
-    profile_rows = list(
-        items.filter(PROFILE).order_by("-pinned", "-confirmed_at", "-id")[:PROFILE_MAX_ROWS]
-    )
-    profile_rows.sort(key=lambda i: (not i.pinned, _SCOPE_ORDER.get(i.scope, 3), -i.pk))
+    profile_rows = [row for row in rows if row.reason == "profile"]
+    profile_rows.sort(key=lambda r: (not r.pinned, _SCOPE_ORDER.get(r.scope, 3), -r.id))
     seen_keys: set[tuple[int | None, str]] = set()
-    for item in profile_rows:
-        whose_key = (None if item.scope == Scope.TEAM else item.owner_id, item.key)
-        if item.key and whose_key in seen_keys:
+    for row in profile_rows:
+        whose_key = (None if row.scope == Scope.TEAM else row.owner_id, row.key)
+        if row.key and whose_key in seen_keys:
             continue  # a more specific or pinned item already answers this key
-        entry = remembered(item, 1.0, "profile")
+        entry = remembered(row, 1.0, "profile")
         cost = estimate_tokens(entry.line)
         if used + cost > token_budget:
             continue
         used += cost
         profile.append(entry)
-        if item.key:
+        if row.key:
             seen_keys.add(whose_key)
 
+    # Ranked in SQL, best first; profile items (keyed or pinned) are never among them.
     relevant: list[RememberedItem] = []
-    taken = {entry.item_id for entry in profile}
-    hits = search.search(items.exclude(pk__in=taken), query, limit=SEARCH_CANDIDATES, tags=tags)
-    if hits and k > 0:
-        best = max(relevance for _, relevance in hits)
-        by_id = items.in_bulk([item_id for item_id, _ in hits])
-        ranked = sorted(
-            (
-                (
-                    score(
-                        relevance=relevance / best,
-                        confidence=by_id[item_id].confidence,
-                        confirmed_at=by_id[item_id].confirmed_at,
-                        now=now,
-                    ),
-                    by_id[item_id],
-                )
-                for item_id, relevance in hits
-                if item_id in by_id
-            ),
-            key=lambda pair: (-pair[0], -pair[1].pk),
-        )
-        for value, item in ranked:
-            if len(relevant) >= k:
-                break
-            if item.key and (None if item.scope == Scope.TEAM else item.owner_id, item.key) in (
-                seen_keys
-            ):
-                continue
-            entry = remembered(item, value, "relevant")
-            cost = estimate_tokens(entry.line)
-            if used + cost > token_budget:
-                continue
-            used += cost
-            relevant.append(entry)
+    for row in rows:
+        if row.reason != "relevant":
+            continue
+        if len(relevant) >= k:
+            break
+        entry = remembered(row, row.score, "relevant")
+        cost = estimate_tokens(entry.line)
+        if used + cost > token_budget:
+            continue
+        used += cost
+        relevant.append(entry)
     return RetrievedMemory(
         profile=profile, relevant=relevant, tokens=used, token_budget=token_budget
     )

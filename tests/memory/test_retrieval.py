@@ -177,3 +177,34 @@ def test_the_search_index_follows_edits_and_status_changes(alice):
     memo.status = "superseded"
     memo.save()
     assert retrieve_for_turn([alice], None, "boathouse").relevant == []
+
+
+def test_the_score_computed_in_sql_is_the_documented_formula(alice):
+    from agents.memory.selectors import score
+
+    now = timezone.now()
+    month_old = item(
+        alice, "Offsite catering: no fish", confidence=0.6, confirmed_at=now - timedelta(days=30)
+    )
+
+    memory = retrieve_for_turn([alice], None, "offsite catering", now=now)
+
+    expected = score(relevance=1.0, confidence=0.6, confirmed_at=month_old.confirmed_at, now=now)
+    assert [m.item_id for m in memory.relevant] == [month_old.pk]
+    assert abs(memory.relevant[0].score - expected) < 1e-6
+    assert abs(expected - 0.8 * 0.75) < 1e-9
+
+
+def test_retrieval_reads_profile_and_matches_in_one_query(
+    alice, bob, workspace, django_assert_num_queries
+):
+    item(alice, "Bullets", key="lists", value="bullets")
+    item(bob, "Lunch is vegetarian", scope=Scope.WORKSPACE, workspace=workspace)
+    item(alice, "Team lunch on Fridays", scope=Scope.TEAM, workspace=workspace)
+    services.update_settings(user=bob, enabled=True, review_mode="auto", admin_access_allowed=False)
+
+    with django_assert_num_queries(1):
+        memory = retrieve_for_turn([alice, bob], workspace, "lunch plans")
+
+    assert len(memory.profile) == 1
+    assert len(memory.relevant) == 2
