@@ -518,3 +518,61 @@ def test_an_agent_that_learns_per_person_keeps_one_state_per_requester(
 
     rewards = {s.user_id: s.rewards for s in PolicyState.objects.all()}
     assert rewards == {bob.pk: 1, alice.pk: 0, None: 0}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_turns_queue_on_the_state_row_and_lose_no_update(
+    task: Task, bandit_agent: Agent
+) -> None:
+    import threading
+    import time
+
+    from django.db import connection, connections
+
+    from agents.learning import decide_with_state
+    from agents.policies_bridge import policy_decision
+
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need Postgres (SQLite serialises every writer anyway)")
+    first, second = (
+        Turn.objects.select_related("agent", "task").get(
+            pk=Turn.objects.create(agent=bandit_agent, task=task, trigger=Trigger.ASK).pk
+        )
+        for _ in range(2)
+    )
+    decide_with_state(turn=first, context={"request": "warm up"}, decide=policy_decision)
+    holding = threading.Event()
+
+    def someone_waits_for_a_lock() -> bool:
+        with connections["default"].cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()"
+            )
+            return bool(cursor.fetchone()[0])
+
+    def slow_decide(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        holding.set()
+        for _ in range(200):  # until the other turn is blocked on the row (or 10 s, then go on)
+            if someone_waits_for_a_lock():
+                break
+            time.sleep(0.05)
+        return policy_decision(*args, **kwargs)
+
+    def run(turn: Turn, decide: Any) -> None:
+        try:
+            decide_with_state(turn=turn, context={"request": "plan"}, decide=decide)
+        finally:
+            connections.close_all()
+
+    a = threading.Thread(target=run, args=(first, slow_decide))
+    a.start()
+    holding.wait(timeout=30)
+    b = threading.Thread(target=run, args=(second, policy_decision))
+    b.start()
+    a.join(timeout=60)
+    b.join(timeout=60)
+
+    state = PolicyState.objects.get()
+    assert state.decisions == 3
+    assert state.state["step"] == 3

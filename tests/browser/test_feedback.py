@@ -24,7 +24,8 @@ pytestmark = pytest.mark.browser
 
 
 def test_person_rates_an_agent_message_and_marks_its_question_unnecessary(
-    new_context: Callable[[], BrowserContext], worker: None  # noqa: F811
+    new_context: Callable[[], BrowserContext],
+    worker: None,  # noqa: F811
 ) -> None:
     alice = new_context().new_page()
     bob = new_context().new_page()
