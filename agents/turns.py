@@ -21,12 +21,14 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists
 from django.utils import timezone
 from langchain_core.utils.json import parse_partial_json
 
@@ -86,13 +88,61 @@ class Claim:
     resume: list[int] = field(default_factory=list)
 
 
+_CLAIM_RELATED = ("agent", "agent__model_profile", "task", "task__workspace", "requested_by")
+
+
 def _claim(turn_id: int) -> Claim:
+    """Mark the turn running: the common case (a queued turn, no other turn of its agent
+    running on the task) is one read and one conditional UPDATE; everything else (a redelivery,
+    a lease to take over, a blocker, a switched-off agent) takes the locked path below."""
+    turn = Turn.objects.select_related(*_CLAIM_RELATED).filter(pk=turn_id).first()
+    if turn is None:
+        return Claim(None, "missing")
+    if turn.status == TurnStatus.QUEUED and turn.agent.is_active:
+        profile = llm.resolve_profile(turn.agent.model_profile)
+        now = timezone.now()
+        running_sibling = Turn.objects.filter(
+            agent_id=turn.agent_id, task_id=turn.task_id, status=TurnStatus.RUNNING
+        )
+        claimed = {
+            "status": TurnStatus.RUNNING,
+            "attempts": turn.attempts + 1,
+            "lease_expires_at": _lease(),
+            "started_at": turn.started_at or now,
+            "provider": profile.provider,
+            "model": profile.model,
+            "model_label": profile.label,
+            "policy_name": turn.agent.policy_name,
+        }
+        # One statement needs no transaction of its own; inside a caller's transaction, a
+        # savepoint keeps a lost race from aborting it.
+        guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
+        try:
+            with guard:
+                updated = (
+                    Turn.objects.filter(
+                        pk=turn_id, status=TurnStatus.QUEUED, attempts=turn.attempts
+                    )
+                    .exclude(Exists(running_sibling))
+                    .update(**claimed)
+                )
+        except IntegrityError:  # a sibling was claimed between the two statements
+            updated = 0
+        if updated:
+            for name, value in claimed.items():
+                setattr(turn, name, value)
+            transaction.on_commit(lambda: events.turn_changed(turn_id, turn=turn))
+            return Claim(turn, "claimed")
+    return _claim_locked(turn_id)
+
+
+def _claim_locked(turn_id: int) -> Claim:
     from agents.services import enqueue_turn
 
     with transaction.atomic():
         turn = (
             Turn.objects.select_for_update(of=("self",))
-            .select_related("agent", "agent__model_profile", "task", "requested_by")
+            .select_related(*_CLAIM_RELATED)
             .filter(pk=turn_id)
             .first()
         )
