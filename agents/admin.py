@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.http import HttpRequest
 
 from agents.models import (
     Action,
     Agent,
     AgentNote,
+    Feedback,
     ModelCall,
     ModelProfile,
+    PolicyState,
     Question,
     Suggestion,
     Turn,
@@ -73,3 +76,37 @@ class ModelCallAdmin(admin.ModelAdmin):
 
 for model in (Suggestion, Question, AgentNote):
     admin.site.register(model, raw_id_fields=["task", "agent", "turn"])
+
+
+@admin.register(Feedback)
+class FeedbackAdmin(admin.ModelAdmin):
+    """Read-only: feedback is people's own; it changes only through record_feedback."""
+
+    list_display = [
+        "id",
+        "user",
+        "task",
+        "target_kind",
+        "rating",
+        "unnecessary_question",
+        "learned_reward",
+        "updated_at",
+    ]
+    list_filter = ["target_kind", "rating", "unnecessary_question"]
+    search_fields = ["user__username", "task__title", "comment"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(PolicyState)
+class PolicyStateAdmin(admin.ModelAdmin):
+    """Deleting a row resets that learning policy (it starts afresh on the next turn)."""
+
+    list_display = ["id", "workspace", "user", "policy_name", "decisions", "rewards", "updated_at"]
+    list_filter = ["policy_name"]
+    raw_id_fields = ["workspace", "user"]
+    readonly_fields = ["state", "decisions", "rewards"]

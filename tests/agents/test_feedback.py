@@ -576,3 +576,46 @@ def test_concurrent_turns_queue_on_the_state_row_and_lose_no_update(
     state = PolicyState.objects.get()
     assert state.decisions == 3
     assert state.state["step"] == 3
+
+
+def test_an_owner_makes_a_bandit_agent_learn_per_person_on_its_settings_page(
+    as_user: Any, alice: User, workspace: Workspace
+) -> None:
+    response = as_user(alice).post(
+        reverse("agents:manage", args=[workspace.pk]),
+        {
+            "name": "Bandy",
+            "colour": "#112233",
+            "policy_name": "bandit",
+            "mode": "suggest_only",
+            "learn_per_person": "on",
+        },
+    )
+    assert response.status_code == 302
+    assert Agent.objects.get().learn_per_person is True
+
+
+def test_a_direct_edit_reaches_pages_as_a_notice_with_feedback_buttons(
+    task: Task,
+    make_agent: Callable[..., Agent],
+    published: list[dict[str, Any]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    llm.register_fake_behaviour(
+        "fix-venue",
+        lambda messages: json.dumps(
+            {"actions": [{"kind": "edit", "text": "Venue", "find": "Lyon", "replace": "<Kyoto>"}]}
+        ),
+    )
+    documents.apply_text_edit(task=task, new_text="Venue: Lyon\n", author_label="bob")
+    editor = make_agent("Editor", behaviour="fix-venue", mode=AgentMode.MAY_EDIT)
+    with django_capture_on_commit_callbacks(execute=True):
+        _run(editor, task)
+    edit = Action.objects.get(kind="edit")
+
+    event = next(e for e in published if e["type"] == "agent.edit")
+
+    assert event["action_id"] == edit.pk
+    assert 'hx-swap-oob="afterbegin:#agent-edits"' in event["html"]
+    assert f'id="feedback-edit-{edit.pk}"' in event["html"]
+    assert "+ &lt;Kyoto&gt;" in event["html"]
