@@ -120,14 +120,15 @@ def plan(
     return calls
 
 
-def run_call(profile: ModelProfile, call: SignalCall) -> StructuredAnswer:
-    """One call (no database access: the engine runs it in a model thread). Never raises."""
+def run_call(profile: ModelProfile, call: SignalCall, stop: Any = None) -> StructuredAnswer:
+    """One call (no database access: the engine runs it in a model thread). Never raises. Once
+    ``stop`` (a threading.Event) is set the call ends at its next streamed piece."""
     try:
         model = llm.build_chat_model(profile, schema=call.schema, temperature=call.temperature)
     except Exception as exc:  # e.g. the embedded model or a provider package is missing
         return StructuredAnswer(prompt=call.prompt, error=f"{type(exc).__name__}: {exc}"[:2000])
     return ask_structured(
-        model, call.prompt, call.schema, schema_in_prompt=llm.schema_in_prompt(profile)
+        model, call.prompt, call.schema, schema_in_prompt=llm.schema_in_prompt(profile), stop=stop
     )
 
 

@@ -325,12 +325,14 @@ def _model_signals(turn: Turn, profile: ModelProfile, context: dict[str, Any]) -
         return {}
     budget = time_budget_seconds() * signals.TIME_SHARE
     deadline = time.monotonic() + budget
-    futures = [_producers.submit(signals.run_call, profile, call) for call in calls]
+    stop = threading.Event()
+    futures = [_producers.submit(signals.run_call, profile, call, stop) for call in calls]
     answers = []
     try:
         for call, future in zip(calls, futures, strict=True):
             answers.append(_await_signal(turn, future, deadline) or signals.timed_out(call, budget))
     finally:
+        stop.set()  # calls still running (timed out, or the turn was stopped) end at once
         for future in futures[len(answers) :]:
             future.cancel()
         for call, answer in zip(calls, answers, strict=False):

@@ -204,6 +204,8 @@ def parse_structured(text: str, schema: type[BaseModel]) -> tuple[Any, str]:
     (None, why not). Prose around the object is tolerated."""
     match = re.search(r"\{.*\}", text, re.S)
     if match is None:
+        if "{" in text:
+            return None, "The answer's JSON object is incomplete (cut off at the token limit?)."
         return None, "The answer holds no JSON object."
     try:
         return schema.model_validate(json.loads(match.group(0))), ""
@@ -213,23 +215,61 @@ def parse_structured(text: str, schema: type[BaseModel]) -> tuple[Any, str]:
         return None, f"The answer does not match {schema.__name__}: {exc}"[:1000]
 
 
+class _Stopped(Exception):
+    pass
+
+
+def _stream_text(model: Any, prompt: str, stop: Any) -> tuple[str, dict[str, Any]]:
+    """Stream the answer, ending at the next piece once `stop` (a threading.Event) is set, so a
+    call nobody waits for any more frees the model (the embedded one holds a host-wide lock)."""
+    parts: list[str] = []
+    usage: dict[str, Any] = {}
+    pieces = model.stream(prompt)
+    try:
+        for chunk in pieces:
+            if stop.is_set():
+                raise _Stopped
+            parts.append(_text_of(getattr(chunk, "content", "")))
+            for key, value in (getattr(chunk, "usage_metadata", None) or {}).items():
+                if value:
+                    usage[key] = value
+    finally:
+        close = getattr(pieces, "close", None)
+        if close is not None:
+            close()
+    return "".join(parts), usage
+
+
 def ask_structured(
-    model: Any, prompt: str, schema: type[BaseModel], *, schema_in_prompt: bool = True
+    model: Any,
+    prompt: str,
+    schema: type[BaseModel],
+    *,
+    schema_in_prompt: bool = True,
+    stop: Any = None,
 ) -> StructuredAnswer:
     """One call of a langchain-core chat model for a `schema` object; never raises for a model
-    failure or a bad answer (the answer then has no value and says why in `error`)."""
+    failure or a bad answer (the answer then has no value and says why in `error`). With `stop`
+    (a threading.Event) the answer is streamed and abandoned once the event is set."""
     sent = with_schema(prompt, schema) if schema_in_prompt else prompt
     answer = StructuredAnswer(prompt=sent, tokens_in=estimate_tokens(sent))
     started = time.monotonic()
     try:
-        result = model.invoke(sent)
+        if stop is None:
+            result = model.invoke(sent)
+            text = _text_of(getattr(result, "content", ""))
+            usage = getattr(result, "usage_metadata", None) or {}
+        else:
+            text, usage = _stream_text(model, sent, stop)
+    except _Stopped:
+        answer.error = "Stopped: nobody waits for this answer any more."
+        return answer
     except Exception as exc:
         answer.error = f"{type(exc).__name__}: {exc}"[:2000]
         return answer
     finally:
         answer.latency_ms = int((time.monotonic() - started) * 1000)
-    answer.text = _text_of(getattr(result, "content", ""))
-    usage = getattr(result, "usage_metadata", None) or {}
+    answer.text = text
     answer.tokens_in = int(usage.get("input_tokens") or 0) or answer.tokens_in
     answer.tokens_out = int(usage.get("output_tokens") or 0) or estimate_tokens(answer.text)
     answer.value, answer.error = parse_structured(answer.text, schema)

@@ -232,7 +232,7 @@ def test_value_of_information_and_bandit_get_an_extraction_and_samples(
     ("answer", "reason"),
     [
         ("Sure! The request is quite clear.", "holds no JSON object"),
-        ('{"ambiguity": 0.9, "reason": "unfinished', "holds no JSON object"),
+        ('{"ambiguity": 0.9, "reason": "unfinished', "is incomplete"),
         ('{"ambiguity": "very"}', "does not match AmbiguityRating"),
     ],
 )

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import threading
+
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import AIMessageChunk
 from pydantic import ValidationError
 
 from agents.evaluation.chat_models import fake_chat_model
@@ -148,3 +151,39 @@ def test_the_offline_harness_reads_signals_through_the_same_call():
     assert [i.summary for i in signals.interpretations] == ["fake reading"]
     assert source.usage.calls == 3
     assert source.usage.tokens_in > 0
+
+
+def test_a_streamed_call_gives_the_same_value_and_the_reported_usage():
+    model = FakeListChatModel(responses=['{"ambiguity": 0.25}'])
+
+    answer = ask_structured(model, "Rate it.", AmbiguityRating, stop=threading.Event())
+
+    assert answer.value == AmbiguityRating(ambiguity=0.25)
+    assert answer.text == '{"ambiguity": 0.25}'
+
+
+def test_a_stopped_call_ends_at_its_next_piece_and_frees_the_model():
+    stop = threading.Event()
+    closed: list[bool] = []
+
+    class Streaming:
+        def stream(self, prompt):
+            try:
+                yield AIMessageChunk(content='{"ambiguity"')
+                stop.set()  # the engine gave up waiting
+                yield AIMessageChunk(content=": 0.5}")
+            finally:
+                closed.append(True)
+
+    answer = ask_structured(Streaming(), "Rate it.", AmbiguityRating, stop=stop)
+
+    assert answer.value is None
+    assert answer.error.startswith("Stopped")
+    assert closed == [True]
+
+
+def test_an_answer_cut_off_at_the_token_limit_says_so():
+    value, error = parse_structured('{"ambiguity": 0.5, "reason": "the da', AmbiguityRating)
+
+    assert value is None
+    assert "incomplete" in error
