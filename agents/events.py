@@ -176,3 +176,32 @@ def edit_applied(action_id: int) -> None:
     }
     html = render_to_string("agents/_edit_oob.html", {"edit": action})
     broadcast.agent_event(task_id, payload=payload, html=html, html_readonly=html)
+
+
+def assumption_payload(assumption: Any) -> dict[str, Any]:
+    from django.urls import reverse
+
+    return {
+        "id": assumption.pk,
+        "status": assumption.status,
+        "question_id": assumption.question_id,
+        "undone_by": assumption.undone_by.get_username() if assumption.undone_by else "",
+        "undo_url": reverse("agents:undo_assumption", args=[assumption.task_id, assumption.pk]),
+    }
+
+
+def assumption_message(assumption_id: int) -> None:
+    """The "I assumed X" chat message, with its Undo button for editors (again, replacing the
+    first one, after it was undone)."""
+    from agents.models import Assumption
+
+    assumption = Assumption.objects.select_related("undone_by").filter(pk=assumption_id).first()
+    if assumption is None or assumption.message_id is None:
+        return
+    broadcast.chat_message(
+        assumption.message_id,
+        extras={
+            "assumption": assumption_payload(assumption),
+            "replaces": assumption.status != assumption.Status.ACTIVE,
+        },
+    )

@@ -39,6 +39,7 @@ class AgentForm(forms.ModelForm):
             "on_every_message",
             "on_idle_document",
             "ask_button",
+            "question_timeout_minutes",
             "is_active",
             "learn_per_person",
         ]

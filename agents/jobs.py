@@ -38,3 +38,11 @@ def run_turn_job(self: Any, turn_id: int) -> str:
 def document_idle_job(task_id: int, update_id: int) -> int:
     """Debounced check after people edit a document; starts idle-triggered turns."""
     return len(services.start_idle_turns(task_id=task_id, update_id=update_id))
+
+
+@shared_task(acks_late=True)
+def question_timeout_job(question_id: int) -> int | None:
+    """A question's time is up: resume its agent on its best guess if nobody answered.
+    Idempotent: an answered, withdrawn or already expired question is left alone."""
+    turn = services.expire_question(question_id=question_id)
+    return turn.pk if turn is not None else None

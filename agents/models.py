@@ -122,6 +122,14 @@ class Agent(models.Model):
     on_every_message = models.BooleanField(default=False)
     on_idle_document = models.BooleanField(default=False)
     ask_button = models.BooleanField(default=True)
+    question_timeout_minutes = models.PositiveIntegerField(
+        default=10,
+        validators=[MaxValueValidator(7 * 24 * 60)],
+        help_text=(
+            "When nobody answers the agent's question within this many minutes, it goes ahead "
+            "on its best guess and says what it assumed (undoable). 0: wait for an answer."
+        ),
+    )
     is_active = models.BooleanField(default=True)
     learn_per_person = models.BooleanField(
         default=False,
@@ -167,6 +175,7 @@ class Trigger(models.TextChoices):
     ASK = "ask", "Ask button"
     ANSWER = "answer", "Question answered"
     IDLE = "idle", "Document idle"
+    TIMEOUT = "timeout", "Question unanswered in time"
 
 
 class Turn(models.Model):
@@ -331,6 +340,7 @@ class Question(models.Model):
         OPEN = "open", "Open"
         ANSWERED = "answered", "Answered"
         WITHDRAWN = "withdrawn", "Withdrawn"
+        EXPIRED = "expired", "No answer in time"
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="agent_questions")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="questions")
@@ -344,6 +354,7 @@ class Question(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     answered_at = models.DateTimeField(null=True, blank=True)
+    expired_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -351,6 +362,54 @@ class Question(models.Model):
 
     def __str__(self) -> str:
         return f"Question {self.pk} by {self.agent}: {self.text[:40]}"
+
+    @property
+    def can_be_answered(self) -> bool:
+        """Open, or expired (a late answer still reaches the agent)."""
+        return self.status in (self.Status.OPEN, self.Status.EXPIRED)
+
+
+class Assumption(models.Model):
+    """Nobody answered an agent's question in time, so it went ahead on its best guess: the
+    visible "I assumed X" message, and how to undo what that turn did to the document."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        UNDONE = "undone", "Undone"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="agent_assumptions")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="assumptions")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="assumptions")
+    turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="assumption")
+    message = models.OneToOneField(
+        "tasks.Message",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="agent_assumption",
+    )
+    version_before = models.ForeignKey(
+        "tasks.DocumentVersion",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The document as it was before the turn; Undo restores it.",
+    )
+    text = models.TextField(blank=True)
+    minutes = models.PositiveIntegerField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    undone_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    undone_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Assumption by {self.agent} on question {self.question_id} ({self.status})"
 
 
 class AgentNote(models.Model):

@@ -14,6 +14,7 @@ from agents.models import (
     ActionKind,
     Agent,
     AgentNote,
+    Assumption,
     Feedback,
     Question,
     Suggestion,
@@ -286,3 +287,34 @@ def attach_message_feedback(user: Any, task_id: int, messages: list[dict[str, An
     for message in messages:
         if message.get("kind") == Message.Kind.AGENT:
             message["feedback"] = widgets[(Feedback.TargetKind.MESSAGE, message["id"])]
+
+
+def attach_message_assumptions(task_id: int, messages: list[dict[str, Any]]) -> None:
+    """Give the agents' "I assumed X" messages their assumption (status, Undo), in one query."""
+    from agents.events import assumption_payload
+
+    ids = [m["id"] for m in messages if m.get("kind") == Message.Kind.AGENT]
+    if not ids:
+        return
+    found = {
+        a.message_id: a
+        for a in Assumption.objects.filter(task_id=task_id, message_id__in=ids).select_related(
+            "undone_by"
+        )
+    }
+    for message in messages:
+        assumption = found.get(message["id"])
+        if assumption is not None:
+            message["assumption"] = assumption_payload(assumption)
+
+
+def get_task_assumption(access: TaskAccess, assumption_id: int) -> Assumption:
+    """An assumption on a task the caller may read (``get_task_access``), or 404."""
+    assumption = (
+        Assumption.objects.select_related("task", "agent", "question")
+        .filter(pk=assumption_id, task=access.task)
+        .first()
+    )
+    if assumption is None:
+        raise Http404("No such assumption.")
+    return assumption

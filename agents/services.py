@@ -12,6 +12,7 @@ import logging
 import re
 import time
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import partial
 from typing import Any
 
@@ -30,6 +31,7 @@ from agents.models import (
     Agent,
     AgentMode,
     AgentNote,
+    Assumption,
     Feedback,
     ModelProfile,
     Question,
@@ -60,6 +62,7 @@ AGENT_FIELDS = (
     "on_every_message",
     "on_idle_document",
     "ask_button",
+    "question_timeout_minutes",
     "is_active",
     "learn_per_person",
 )
@@ -651,6 +654,7 @@ def _apply_locked(*, action: Action, turn: Turn) -> _Typing | None:
         result.update(question_id=question.pk, message_id=message.pk)
         transaction.on_commit(lambda: broadcast.chat_message(message.pk))
         transaction.on_commit(lambda: events.question_changed(question.pk, created=True))
+        schedule_question_timeout(question=question, minutes=agent.question_timeout_minutes)
     elif action.kind == ActionKind.NOTE:
         note = AgentNote.objects.create(
             agent=agent, task_id=turn.task_id, turn=turn, text=text[:2000]
@@ -692,6 +696,159 @@ def _apply_locked(*, action: Action, turn: Turn) -> _Typing | None:
     action.applied_at = timezone.now()
     action.save(update_fields=["status", "result", "applied_at"])
     return None
+
+
+# --- Questions nobody answers in time ----------------------------------------------------------
+
+
+def schedule_question_timeout(*, question: Question, minutes: float) -> None:
+    """On commit, enqueue the check that resumes the agent if the question is still open after
+    ``minutes`` (0: the agent waits for an answer)."""
+    if minutes <= 0:
+        return
+    from agents.jobs import question_timeout_job
+
+    question_id = question.pk
+    transaction.on_commit(
+        lambda: question_timeout_job.apply_async((question_id,), countdown=int(minutes * 60))
+    )
+
+
+@transaction.atomic
+def expire_question(*, question_id: int) -> Turn | None:
+    """The question's time is up: if it is still open, mark it expired and resume the agent
+    with a turn that may not ask again and goes ahead on its best guess. A late, duplicate or
+    early delivery changes nothing (an early one, after the timeout was raised, re-schedules)."""
+    question = (
+        Question.objects.select_for_update(of=("self",))
+        .select_related("agent", "task")
+        .filter(pk=question_id)
+        .first()
+    )
+    if question is None or question.status != Question.Status.OPEN:
+        return None
+    minutes = question.agent.question_timeout_minutes
+    if minutes <= 0:
+        return None  # switched to "wait for an answer" since it was asked
+    due = question.created_at + timedelta(minutes=minutes)
+    now = timezone.now()
+    if due > now:
+        schedule_question_timeout(question=question, minutes=(due - now).total_seconds() / 60)
+        return None
+    question.status = Question.Status.EXPIRED
+    question.expired_at = now
+    question.save(update_fields=["status", "expired_at"])
+    if question.turn_id is not None:
+        waiting = Turn.objects.select_for_update(of=("self",)).filter(
+            pk=question.turn_id, status=TurnStatus.WAITING
+        )
+        if waiting.update(status=TurnStatus.DONE, finished_at=now):
+            transaction.on_commit(partial(events.turn_changed, question.turn_id))
+    transaction.on_commit(partial(events.question_changed, question.pk))
+    return start_turn(
+        agent=question.agent,
+        task=question.task,
+        trigger=Trigger.TIMEOUT,
+        inputs={"question_id": question.pk, "timed_out": True, "minutes": minutes},
+    )
+
+
+@transaction.atomic
+def prepare_assumption(*, turn: Turn) -> Assumption | None:
+    """Before a timed-out turn acts: remember the document as it is, for Undo (once)."""
+    if turn.trigger != Trigger.TIMEOUT:
+        return None
+    existing = Assumption.objects.filter(turn=turn).first()
+    if existing is not None:
+        return existing
+    question = Question.objects.get(pk=turn.inputs["question_id"])
+    version = documents.record_document_version(task=turn.task)
+    return Assumption.objects.create(
+        task_id=turn.task_id,
+        agent_id=turn.agent_id,
+        question=question,
+        turn=turn,
+        version_before=version,
+        minutes=int(turn.inputs.get("minutes") or turn.agent.question_timeout_minutes),
+    )
+
+
+def _assumption_text(turn: Turn, assumption: Assumption) -> str:
+    stated = str((turn.policy_decision or {}).get("assumption") or "").strip()
+    if not stated:
+        stated = f"I assumed my best guess for “{assumption.question.text}” and went ahead."
+    return f"{stated} (no answer within {assumption.minutes} min)"
+
+
+@transaction.atomic
+def announce_assumption(*, turn_id: int) -> Assumption | None:
+    """After a timed-out turn acted: post the visible "I assumed X" message (once)."""
+    assumption = (
+        Assumption.objects.select_for_update(of=("self",))
+        .select_related("question", "turn", "agent")
+        .filter(turn_id=turn_id)
+        .first()
+    )
+    if assumption is None or assumption.message_id is not None:
+        return assumption
+    text = _assumption_text(assumption.turn, assumption)
+    message = _post_agent_message(
+        task_id=assumption.task_id,
+        author_name=assumption.agent.name,
+        body=text,
+        kind=Message.Kind.AGENT,
+    )
+    assumption.message = message
+    assumption.text = text
+    assumption.save(update_fields=["message", "text"])
+    transaction.on_commit(partial(events.assumption_message, assumption.pk))
+    return assumption
+
+
+def undo_assumption(*, membership: Membership, assumption: Assumption) -> Assumption:
+    """Undo: the document goes back to how it was before the timed-out turn (a new edit by
+    this person, through ``restore_document_version``; history keeps everything), and the
+    question is open again, waiting for an answer (it does not time out a second time)."""
+    _require_editor(membership)
+    _require_same_workspace(membership, assumption.task)
+    with transaction.atomic():
+        locked = (
+            Assumption.objects.select_for_update(of=("self",))
+            .select_related("question", "agent")
+            .get(pk=assumption.pk)
+        )
+        if locked.status != Assumption.Status.ACTIVE:
+            raise ValidationError("This assumption has already been undone.")
+        edited = Action.objects.filter(
+            turn_id=locked.turn_id, kind=ActionKind.EDIT, status=Action.Status.APPLIED
+        ).exists()
+        if edited and locked.version_before_id is not None:
+            documents.restore_document_version(
+                membership=membership, task=locked.task, version_id=locked.version_before_id
+            )
+        locked.status = Assumption.Status.UNDONE
+        locked.undone_by = membership.user
+        locked.undone_at = timezone.now()
+        locked.save(update_fields=["status", "undone_by", "undone_at"])
+        question = Question.objects.select_for_update(of=("self",)).get(pk=locked.question_id)
+        if question.status == Question.Status.EXPIRED:
+            question.status = Question.Status.OPEN
+            question.expired_at = None
+            question.save(update_fields=["status", "expired_at"])
+            transaction.on_commit(partial(events.question_changed, question.pk))
+        note = _post_agent_message(
+            task_id=locked.task_id,
+            author_name=locked.agent.name,
+            body=(
+                f"{membership.user.get_username()} undid {locked.agent.name}'s assumption"
+                + (" and its document changes" if edited else "")
+                + f"; the question is open again: {question.text}"
+            ),
+            kind=Message.Kind.SYSTEM,
+        )
+        transaction.on_commit(partial(broadcast.chat_message, note.pk))
+        transaction.on_commit(partial(events.assumption_message, locked.pk))
+    return locked
 
 
 # --- People answering agents ------------------------------------------------------------------
@@ -771,7 +928,7 @@ def answer_question(*, membership: Membership, question: Question, answer: str) 
         .select_related("agent", "task")
         .get(pk=question.pk)
     )
-    if locked.status != Question.Status.OPEN:
+    if not locked.can_be_answered:
         raise ValidationError("This question is no longer open.")
     locked.status = Question.Status.ANSWERED
     locked.answer = answer

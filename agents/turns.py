@@ -348,6 +348,8 @@ def _decide(turn: Turn, profile: ModelProfile) -> None:
     options = decision_options(
         context, model_signals=lambda: _model_signals(turn, profile, context)
     )
+    if turn.inputs.get("timed_out"):  # nobody answered the agent's question in time
+        options = {**options, "timed_out": True}
     policy = decide_with_state(
         turn=turn, context=context, decide=functools.partial(policy_decision, options=options)
     )
@@ -361,6 +363,12 @@ def _decide(turn: Turn, profile: ModelProfile) -> None:
 
     if policy.get("decision") == "suggest":
         context["policy_hint"] = "Propose document changes as suggestions; do not edit directly."
+    if turn.inputs.get("timed_out"):
+        context["policy_hint"] = (
+            context.get("policy_hint", "")
+            + f" Nobody answered your question within {turn.inputs.get('minutes', '?')} min:"
+            " do not ask again; go ahead on your best guess and say what you assumed."
+        ).strip()
     if policy.get("assumption"):
         context["policy_hint"] = (
             context.get("policy_hint", "") + " Tell people: " + str(policy["assumption"])
@@ -419,6 +427,8 @@ def _store_decision(turn: Turn, decision: DecisionOut) -> None:
         for index, out in enumerate(decision.actions):
             payload = out.model_dump()
             problem = validate_action(turn=locked, kind=out.kind, payload=payload)
+            if out.kind == ActionKind.ASK and locked.inputs.get("timed_out"):
+                problem = "no questions after a question timed out"
             Action.objects.create(
                 turn=locked,
                 index=index,
@@ -471,7 +481,7 @@ def run_turn(*, turn_id: int) -> str:
 
     Raises ``llm.ModelError`` for failures worth a retry (the job owns the retry policy).
     """
-    from agents.services import fail_turn
+    from agents.services import announce_assumption, fail_turn, prepare_assumption
 
     claim = _claim(turn_id)
     turn = claim.turn
@@ -493,7 +503,9 @@ def run_turn(*, turn_id: int) -> str:
     try:
         if turn.decision is None:
             _decide(turn, profile)
+        prepare_assumption(turn=turn)  # a timed-out turn: the document before it acts (Undo)
         _apply_pending(turn)
+        announce_assumption(turn_id=turn.pk)  # ... and its "I assumed X" message
     except TurnCancelled:
         return "cancelled"
     except (llm.ModelConfigError, TurnBudgetExceeded) as exc:

@@ -16,6 +16,11 @@ urlpatterns = [
     path("t/<int:task_id>/suggestions/<int:suggestion_id>/reject/", views.reject, name="reject"),
     path("t/<int:task_id>/questions/<int:question_id>/answer/", views.answer, name="answer"),
     path(
+        "t/<int:task_id>/assumptions/<int:assumption_id>/undo/",
+        views.undo_assumption,
+        name="undo_assumption",
+    ),
+    path(
         "t/<int:task_id>/feedback/<slug:kind>/<int:target_id>/",
         views.feedback,
         name="feedback",

@@ -119,6 +119,18 @@ def answer(request: AuthedRequest, task_id: int, question_id: int) -> HttpRespon
 
 @login_required
 @require_POST
+def undo_assumption(request: AuthedRequest, task_id: int, assumption_id: int) -> HttpResponse:
+    access = get_task_access(request.user, task_id)
+    assumption = selectors.get_task_assumption(access, assumption_id)
+    return _run(
+        request,
+        task_id,
+        lambda: services.undo_assumption(membership=access.membership, assumption=assumption),
+    )
+
+
+@login_required
+@require_POST
 def add_to_task(request: AuthedRequest, task_id: int) -> HttpResponse:
     access = get_task_access(request.user, task_id)
     try:

@@ -89,10 +89,13 @@ def group_send(group: str, event: dict[str, Any]) -> None:
         log.exception("broadcast to %s failed", group)
 
 
-def chat_message(message_id: int) -> None:
-    """A new chat message, as JSON for API clients and as an htmx fragment for browsers.
+def chat_message(message_id: int, *, extras: dict[str, Any] | None = None) -> None:
+    """A new (or changed) chat message, as JSON for API clients and as an htmx fragment for
+    browsers.
 
-    The fragment is rendered once here, not once per open socket.
+    The fragment is rendered once here, not once per open socket. ``extras`` are added to the
+    payload (e.g. an agent's assumption and its Undo); a message with extras gets a second
+    fragment for viewers (``html_readonly``: no buttons).
     """
     from collab.tasks.models import Message
     from collab.tasks.serializers import message_event
@@ -100,11 +103,16 @@ def chat_message(message_id: int) -> None:
     message = Message.objects.filter(pk=message_id).first()
     if message is None:
         return
-    payload = message_event(message)
-    html = render_to_string("tasks/_chat_message_oob.html", {"message": payload})
-    group_send(
-        task_group(message.task_id), {"type": "chat.message", "message": payload, "html": html}
-    )
+    payload = {**message_event(message), **(extras or {})}
+    template = "tasks/_chat_message_oob.html"
+    event = {
+        "type": "chat.message",
+        "message": payload,
+        "html": render_to_string(template, {"message": payload, "can_edit": True}),
+    }
+    if extras:
+        event["html_readonly"] = render_to_string(template, {"message": payload, "can_edit": False})
+    group_send(task_group(message.task_id), event)
 
 
 def task_changed(task_id: int) -> None:

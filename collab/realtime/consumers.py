@@ -146,6 +146,8 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
     async def chat_message(self, event: dict[str, Any]) -> None:
         if self.as_json:
             await self.send(text_data=json.dumps({"type": "chat.message", **event["message"]}))
+        elif not self.access.can_edit and "html_readonly" in event:
+            await self.send(text_data=event["html_readonly"])
         else:
             await self.send(text_data=event["html"])
 

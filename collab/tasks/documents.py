@@ -370,6 +370,17 @@ def checkpoint_document(*, document_id: int, text: str) -> DocumentVersion | Non
 
 
 @transaction.atomic
+def record_document_version(*, task: Task) -> DocumentVersion:
+    """Record the document's current text as a version (a point to restore later, e.g. before
+    an agent acts on a guess), whoever changed it."""
+    document = _locked_document(task.document.pk)
+    text = load_document(document_id=document.pk).text
+    version = _record_version(document, text=text, kind=DocumentVersion.Kind.EDITS)
+    document.save(update_fields=["pending_authors", "versioned_at"])
+    return version
+
+
+@transaction.atomic
 def compact_document(*, document_id: int) -> int:
     """Fold the log into the snapshot; returns how many rows were folded. Works from the
     database alone, so it is safe whichever processes have the document loaded."""

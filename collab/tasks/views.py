@@ -52,9 +52,13 @@ def task_list(request: AuthedRequest, workspace_id: int) -> HttpResponse:
 
 def _attach_feedback(request: AuthedRequest, task_id: int, messages: list[dict[str, Any]]) -> None:
     """Agent messages carry the person's feedback widget (one query for the page)."""
-    from agents.selectors import attach_message_feedback  # agents depend on tasks, not back
+    from agents.selectors import (  # agents depend on tasks, not back
+        attach_message_assumptions,
+        attach_message_feedback,
+    )
 
     attach_message_feedback(request.user, task_id, messages)
+    attach_message_assumptions(task_id, messages)
 
 
 @login_required
