@@ -26,6 +26,19 @@ class AgentForm(forms.ModelForm):
         empty_label="Embedded local model (small)",
     )
 
+    question_timeout_minutes = forms.IntegerField(
+        min_value=0,
+        max_value=7 * 24 * 60,
+        required=False,
+        initial=10,
+        label="Question timeout (minutes)",
+        help_text=(
+            "When nobody answers the agent's question within this time, it goes ahead on its "
+            "best guess and says what it assumed (undoable). 0: wait for an answer. "
+            "Empty: 10."
+        ),
+    )
+
     class Meta:
         model = Agent
         fields = [
@@ -47,6 +60,10 @@ class AgentForm(forms.ModelForm):
             "colour": forms.TextInput(attrs={"type": "color"}),
             "instructions": forms.Textarea(attrs={"rows": 4}),
         }
+
+    def clean_question_timeout_minutes(self) -> int:
+        value = self.cleaned_data.get("question_timeout_minutes")
+        return 10 if value is None else int(value)
 
     def validate_unique(self) -> None:
         """The service checks the name within the workspace."""

@@ -178,3 +178,39 @@ def test_task_page_query_count_does_not_grow_with_cards(
     client = as_user(bob)
     with django_assert_max_num_queries(25):
         client.get(reverse("tasks:detail", args=[task.pk]))
+
+
+def test_owner_sets_an_agents_question_timeout(
+    as_user: Any, alice: User, workspace: Workspace
+) -> None:
+    response = as_user(alice).post(
+        reverse("agents:manage", args=[workspace.pk]),
+        {
+            "name": "Patient",
+            "colour": "#112233",
+            "policy_name": "never",
+            "mode": "suggest_only",
+            "question_timeout_minutes": "0",
+        },
+    )
+
+    assert response.status_code == 302
+    assert Agent.objects.get(name="Patient").question_timeout_minutes == 0
+
+
+def test_a_negative_question_timeout_is_refused(
+    as_user: Any, alice: User, workspace: Workspace
+) -> None:
+    response = as_user(alice).post(
+        reverse("agents:manage", args=[workspace.pk]),
+        {
+            "name": "Hasty",
+            "colour": "#112233",
+            "policy_name": "never",
+            "mode": "suggest_only",
+            "question_timeout_minutes": "-5",
+        },
+    )
+
+    assert response.status_code == 400
+    assert not Agent.objects.exists()
