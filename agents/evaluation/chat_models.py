@@ -8,17 +8,33 @@ import json
 from typing import Any
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import BaseMessage
 
-FAKE_ANSWERS = (
-    json.dumps({"slots": []}),
-    json.dumps({"ambiguity": 0.5, "reason": "fake", "unclear_slots": [], "question": ""}),
-    json.dumps({"interpretations": [{"summary": "fake reading", "values": []}]}),
-)
+# The canned answer for each signal schema, found by the schema's title in the prompt.
+FAKE_ANSWERS = {
+    "SlotExtraction": json.dumps({"slots": []}),
+    "AmbiguityRating": json.dumps(
+        {"ambiguity": 0.5, "reason": "fake", "unclear_slots": [], "question": ""}
+    ),
+    "Interpretations": json.dumps({"interpretations": [{"summary": "fake reading", "values": []}]}),
+}
+
+
+class FakeSignalsChatModel(FakeListChatModel):
+    """langchain-core's fake chat model, answering each signal call with the canned object of
+    the schema the prompt carries (so answers stay right when the harness reuses some calls)."""
+
+    def _call(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> str:
+        prompt = str(messages[-1].content) if messages else ""
+        for title, answer in FAKE_ANSWERS.items():
+            if f'"title": "{title}"' in prompt or f'"title":"{title}"' in prompt:
+                return answer
+        return super()._call(messages, *args, **kwargs)
 
 
 def fake_chat_model() -> FakeListChatModel:
-    """Cycles through an extraction, a rating and interpretations (the order ModelSignals asks)."""
-    return FakeListChatModel(responses=list(FAKE_ANSWERS))
+    """The fake model for dry runs and tests of the real-signal path."""
+    return FakeSignalsChatModel(responses=list(FAKE_ANSWERS.values()))
 
 
 def chat_model_for_profile(name: str) -> tuple[Any, float]:

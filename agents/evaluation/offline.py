@@ -46,6 +46,7 @@ class Usage:
     calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    reused: int = 0  # calls answered from the run's shared answers (ModelSignals)
 
 
 class SignalSource(Protocol):
@@ -136,17 +137,31 @@ class ModelSignals:
 
     mode = "real"
 
-    def __init__(self, chat_model: Any) -> None:
+    def __init__(
+        self, chat_model: Any, *, answers: dict[tuple[str, str], Any] | None = None
+    ) -> None:
         self.chat_model = chat_model
         self.usage = Usage()
+        # Answers by (schema, prompt), shared by every configuration of a run: a signal depends
+        # only on the request, the template and what is known, never on the policy, so every
+        # policy sees the same signals for the same situation and a slow local model is asked
+        # once. Usage still counts every call, as a configuration on its own would spend it.
+        self.answers = {} if answers is None else answers
 
     def _call(self, prompt: str, schema: type[BaseModel]) -> Any:
         self.usage.calls += 1
-        model = self.chat_model
-        constrained = hasattr(model, "decision_json_schema")  # grammar-constrained local model
-        if constrained:
-            model = model.model_copy(update={"decision_json_schema": schema.model_json_schema()})
-        answer = ask_structured(model, prompt, schema, schema_in_prompt=not constrained)
+        key = (schema.__name__, prompt)
+        answer = self.answers.get(key)
+        if answer is None:
+            model = self.chat_model
+            constrained = hasattr(model, "decision_json_schema")  # grammar-constrained model
+            if constrained:
+                schema_json = schema.model_json_schema()
+                model = model.model_copy(update={"decision_json_schema": schema_json})
+            answer = ask_structured(model, prompt, schema, schema_in_prompt=not constrained)
+            self.answers[key] = answer
+        else:
+            self.usage.reused += 1
         if answer.text or not answer.error:
             self.usage.tokens_in += answer.tokens_in
             self.usage.tokens_out += answer.tokens_out

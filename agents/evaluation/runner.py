@@ -161,10 +161,15 @@ def run_offline(
     out = RunOutput(config=config)
     episodes = scenarios.ordered(config.sessions)
     make_user = _user_factory(config, chat_model)
+    answers: dict[tuple[str, str], Any] = {}  # real signals, shared by every configuration
     for policy in config.policies:
         for memory_on in config.memory:
             for seed in range(config.seeds):
-                signals = ModelSignals(chat_model) if config.mode == "real" else OracleSignals()
+                signals = (
+                    ModelSignals(chat_model, answers=answers)
+                    if config.mode == "real"
+                    else OracleSignals()
+                )
                 name = policy if isinstance(policy, str) else policy.name
                 agent = OfflineAgent(
                     policy=policy,
