@@ -120,6 +120,9 @@ Action kinds:
   document to replace (empty to append at the end), replace = the new text, text = why.
 - edit: like suggest, applied directly when you are allowed to edit.
 - note: a short note to yourself about this task (text); people can read it.
+- remember: a lasting preference of a person in this chat, for later tasks: person = their
+  name as shown in the chat, text = the preference; key/value only for lists, spelling, tone,
+  max_words or asking. Only what they said about themselves; they may have to confirm it.
 - finish: nothing more to do.
 """
 

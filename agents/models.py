@@ -240,6 +240,7 @@ class ActionKind(models.TextChoices):
     SUGGEST = "suggest", "Suggest a change"
     EDIT = "edit", "Edit the document"
     NOTE = "note", "Write a note"
+    REMEMBER = "remember", "Remember something about a person"
     FINISH = "finish", "Finish"
 
 

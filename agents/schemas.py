@@ -11,15 +11,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ActionKindLiteral = Literal["reply", "ask", "suggest", "edit", "note", "finish"]
+ActionKindLiteral = Literal["reply", "ask", "suggest", "edit", "note", "remember", "finish"]
 
 TEXT_MAX = 1500
 FIND_MAX = 600
+PERSON_MAX = 150
+KEY_MAX = 40
+VALUE_MAX = 120
 ACTIONS_MAX = 3
 
 
 class ActionOut(BaseModel):
-    """One action. ``text`` is the reply, question, note or the reason for a change."""
+    """One action. ``text`` is the reply, question, note, the reason for a change, or what to
+    remember about ``person``."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -31,6 +35,17 @@ class ActionOut(BaseModel):
         description="suggest/edit: exact document text to replace; empty appends",
     )
     replace: str = Field(default="", max_length=TEXT_MAX, description="suggest/edit: new text")
+    person: str = Field(
+        default="",
+        max_length=PERSON_MAX,
+        description="remember: the username of the person here it is about",
+    )
+    key: str = Field(
+        default="",
+        max_length=KEY_MAX,
+        description="remember: optional slot (lists, spelling, tone, max_words, asking)",
+    )
+    value: str = Field(default="", max_length=VALUE_MAX, description="remember: the slot's value")
 
 
 class DecisionOut(BaseModel):

@@ -350,11 +350,50 @@ def fail_turn(*, turn_id: int, error: str) -> None:
 # --- Actions ----------------------------------------------------------------------------------
 
 
+def memory_subject(*, turn: Turn, person: str) -> User | None:
+    """Who a ``remember`` action may be about: a member of the task's workspace who is present
+    in this conversation (wrote in its chat, or asked for this turn). Never anyone else."""
+    name = person.strip().lstrip("@")
+    if not name:
+        return None
+    member = (
+        Membership.objects.filter(workspace_id=turn.task.workspace_id, user__username__iexact=name)
+        .select_related("user")
+        .first()
+    )
+    if member is None:
+        return None
+    present = member.user_id == turn.requested_by_id or (
+        Message.objects.filter(task_id=turn.task_id, author_id=member.user_id).exists()
+    )
+    return member.user if present else None
+
+
+def _memory_problem(*, turn: Turn, payload: dict[str, Any]) -> str | None:
+    from agents.memory import services as memory
+
+    if memory_subject(turn=turn, person=str(payload.get("person", ""))) is None:
+        return "the person is not someone present in this task"
+    try:
+        memory.check_proposal(
+            text=str(payload.get("text", "")),
+            key=str(payload.get("key", "")),
+            value=str(payload.get("value", "")),
+        )
+    except ValidationError as exc:
+        return "; ".join(exc.messages)[:300]
+    return None
+
+
 def validate_action(*, turn: Turn, kind: str, payload: dict[str, Any]) -> str | None:
-    """Why an action must be refused, or ``None``. Actions only ever touch ``turn.task``."""
+    """Why an action must be refused, or ``None``. Actions only ever touch ``turn.task`` (and a
+    ``remember`` only someone present in it)."""
     text = payload.get("text", "").strip()
-    if kind in (ActionKind.REPLY, ActionKind.ASK, ActionKind.NOTE) and not text:
+    needs_text = (ActionKind.REPLY, ActionKind.ASK, ActionKind.NOTE, ActionKind.REMEMBER)
+    if kind in needs_text and not text:
         return "empty text"
+    if kind == ActionKind.REMEMBER:
+        return _memory_problem(turn=turn, payload=payload)
     if kind in (ActionKind.SUGGEST, ActionKind.EDIT):
         find, replace = payload.get("find", ""), payload.get("replace", "")
         if not find and not replace.strip():
@@ -691,11 +730,48 @@ def _apply_locked(*, action: Action, turn: Turn) -> _Typing | None:
             if action.kind == ActionKind.EDIT:
                 result["as_suggestion"] = True
             transaction.on_commit(lambda: events.suggestion_changed(suggestion.pk, created=True))
+    elif action.kind == ActionKind.REMEMBER:
+        problem = _memory_problem(turn=turn, payload=payload)
+        if problem is not None:  # e.g. the person left the workspace since the decision
+            action.status = Action.Status.SKIPPED
+            action.detail = problem
+            action.save(update_fields=["status", "detail"])
+            return None
+        result.update(_remember(turn=turn, payload=payload))
     action.status = Action.Status.APPLIED
     action.result = result
     action.applied_at = timezone.now()
     action.save(update_fields=["status", "result", "applied_at"])
     return None
+
+
+def _remember(*, turn: Turn, payload: dict[str, Any]) -> dict[str, Any]:
+    """An agent's ``remember``: proposed through the memory service, so the person's settings
+    decide (memory off: ignored; review first: waits in their inbox; else reconciled now)."""
+    from agents.memory import services as memory
+    from agents.memory.extractors import Proposal
+    from agents.memory.models import Source
+
+    subject = memory_subject(turn=turn, person=str(payload.get("person", "")))
+    assert subject is not None  # checked by the caller
+    outcome = memory.propose(
+        owner=subject,
+        proposal=Proposal(
+            text=str(payload.get("text", "")),
+            key=str(payload.get("key", "")),
+            value=str(payload.get("value", "")),
+            confidence=memory.AGENT_CONFIDENCE,
+        ),
+        provenance=memory.Provenance(
+            source_kind=Source.AGENT, task_id=turn.task_id, turn_id=turn.pk, person_id=subject.pk
+        ),
+    )
+    result: dict[str, Any] = {"memory": outcome.action, "person_id": subject.pk}
+    if outcome.item is not None:
+        result["memory_item_id"] = outcome.item.pk
+    if outcome.candidate is not None:
+        result["memory_candidate_id"] = outcome.candidate.pk
+    return result
 
 
 # --- Questions nobody answers in time ----------------------------------------------------------

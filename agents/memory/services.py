@@ -180,6 +180,17 @@ def _validate(
     return text, key, value
 
 
+#: How sure an agent's ``remember`` is (reflection's model proposals use the same default).
+AGENT_CONFIDENCE = 0.6
+
+
+def check_proposal(
+    *, text: str, key: str = "", value: str = "", kind: str = Kind.PREFERENCE
+) -> None:
+    """``ValidationError`` with reasons if this cannot be remembered (as personal memory)."""
+    _validate(text=text, kind=kind, key=key, value=value, scope=Scope.PERSONAL, workspace=None)
+
+
 def _history(item: MemoryItem, action: str, actor: User | None, note: str = "") -> None:
     MemoryHistory.objects.create(
         item=item, action=action, actor=actor, snapshot=item.snapshot(), note=note[:200]
