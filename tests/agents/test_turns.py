@@ -118,7 +118,15 @@ def test_turn_replies_in_chat_and_logs_the_model_call(
     assert turn.context["messages"][-1]["body"] == "@Mira plan the offsite"
     assert turn.decision == {
         "actions": [
-            {"kind": "reply", "text": "Noted: @Mira plan the offsite", "find": "", "replace": ""}
+            {
+                "kind": "reply",
+                "text": "Noted: @Mira plan the offsite",
+                "find": "",
+                "replace": "",
+                "person": "",
+                "key": "",
+                "value": "",
+            }
         ]
     }
     assert turn.first_token_at is not None
