@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from agents.models import Feedback, PolicyState, Turn
 from agents.policies import UnknownPolicyError, get_policy
-from agents.policies.bandit import REWARDS
+from agents.policies.bandit import REWARDS, LoggedDecision
 from agents.policies.base import Decision, LearningPolicy
 
 log = logging.getLogger(__name__)
@@ -132,3 +132,25 @@ def learn_from_feedback(feedback: Feedback) -> float | None:
     feedback.learned_at = timezone.now()
     feedback.save(update_fields=["learned_reward", "learned_at"])
     return reward
+
+
+def logged_decisions(*, workspace_id: int, policy_name: str = "bandit") -> list[LoggedDecision]:
+    """The workspace's logged (context, action, propensity, reward) tuples: each feedback row
+    that taught the policy, with the decision of the turn it rated. The input of
+    ``ips_estimate`` / ``snips_estimate`` for evaluating another policy offline."""
+    rows = (
+        Feedback.objects.filter(
+            workspace_id=workspace_id,
+            learned_reward__isnull=False,
+            turn__policy_name=policy_name,
+        )
+        .order_by("learned_at", "id")
+        .values_list("turn__policy_decision", "learned_reward")
+    )
+    logged = []
+    for record, reward in rows:
+        detail = record.get("detail") if isinstance(record, dict) else None
+        if reward is None or not isinstance(detail, dict) or not detail.get("features"):
+            continue
+        logged.append(LoggedDecision.from_decision(Decision.from_dict(detail), reward))
+    return logged

@@ -619,3 +619,28 @@ def test_a_direct_edit_reaches_pages_as_a_notice_with_feedback_buttons(
     assert 'hx-swap-oob="afterbegin:#agent-edits"' in event["html"]
     assert f'id="feedback-edit-{edit.pk}"' in event["html"]
     assert "+ &lt;Kyoto&gt;" in event["html"]
+
+
+def test_taught_feedback_is_logged_for_offline_evaluation(
+    bob: User, carol: User, task: Task, bandit_agent: Agent
+) -> None:
+    from agents.learning import logged_decisions
+    from agents.policies.bandit import ips_estimate
+
+    turn = _run(bandit_agent, task)
+    detail = turn.policy_decision["detail"]
+    kind, target_id = _target_of(turn)
+    _rate(bob, task, kind, target_id, rating="down")
+    _rate(carol, task, kind, target_id, rating="up")
+
+    logs = logged_decisions(workspace_id=task.workspace_id)
+
+    assert [(log.action, log.reward) for log in logs] == [
+        (detail["action"], 0.0),
+        (detail["action"], 1.0),
+    ]
+    assert logs[0].propensity == detail["probabilities"][detail["action"]]
+    assert logs[0].features == tuple(detail["features"])
+    # a target policy that always takes the logged action scores the mean reward / propensity
+    always = ips_estimate(logs, lambda features: {detail["action"]: 1.0})
+    assert always == pytest.approx(0.5 / logs[0].propensity)
