@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
 from agents.models import Action, Feedback, Question, Suggestion, Trigger, Turn, TurnStatus
-from collab.tasks.models import DocumentVersion, Message, Task, TaskStatus
+from collab.tasks.models import DocumentVersion, Message, Task, TaskStatus, TaskStatusChange
 
 # Turns an agent took without anyone asking it: it noticed a message or an idle document.
 SELF_INITIATED_TRIGGERS = (Trigger.MESSAGE, Trigger.IDLE)
@@ -216,10 +216,22 @@ def compute_metrics(tasks: QuerySet[Task]) -> dict[int, Metrics]:
         metrics.thumbs_down += row["down"]
         metrics.unnecessary_questions += row["unnecessary"]
 
-    # 8. (no query) time to done
-    for task in task_list:
-        if task.status == TaskStatus.DONE:
-            result[task.pk].time_to_done = task.updated_at - task.created_at
+    # 8. time to done: from creation to the latest change to done (tasks/TaskStatusChange)
+    done = [task for task in task_list if task.status == TaskStatus.DONE]
+    finished = (
+        dict(
+            TaskStatusChange.objects.filter(task__in=done, to_status=TaskStatus.DONE)
+            .values("task_id")
+            .annotate(at=Max("changed_at"))
+            .values_list("task_id", "at")
+            .order_by()
+        )
+        if done
+        else {}
+    )
+    for task in done:
+        if task.pk in finished:
+            result[task.pk].time_to_done = finished[task.pk] - task.created_at
     _relabel(result, usernames)
     return result
 

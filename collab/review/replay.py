@@ -52,7 +52,8 @@ def _diff(before: str, after: str) -> str:
 
 
 def build_timeline(task: Task, *, viewer: User) -> Timeline:
-    """Nine queries whatever the task's size (capped at ``MAX_EVENTS`` of each kind)."""
+    """One query per kind of event whatever the task's size (capped at ``MAX_EVENTS`` of each
+    kind)."""
     events: list[TimelineEvent] = []
 
     def add(at: datetime | None, order: int, **kwargs: Any) -> None:
@@ -202,6 +203,23 @@ def build_timeline(task: Task, *, viewer: User) -> Timeline:
                 else f"Memory {change.get_action_display().lower()} ({item.get_scope_display()})"
             ),
             body="" if private else str(change.snapshot.get("text", item.text)),
+        )
+
+    for status_change in task.status_changes.select_related("changed_by").order_by("id")[
+        :MAX_EVENTS
+    ]:
+        add(
+            status_change.changed_at,
+            7,
+            kind="status",
+            actor=(
+                status_change.changed_by.get_username() if status_change.changed_by else "someone"
+            ),
+            summary=(
+                f"Status: {status_change.get_from_status_display().lower()} → "
+                f"{status_change.get_to_status_display().lower()}"
+            ),
+            extra={"from": status_change.from_status, "to": status_change.to_status},
         )
 
     events.sort(key=lambda e: (e.at, e.order))

@@ -37,6 +37,26 @@ class Task(models.Model):
         return self.title
 
 
+class TaskStatusChange(models.Model):
+    """One change of a task's status: who, from what, to what, when (review: time to done,
+    replay). Written by ``set_task_status`` only."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="status_changes")
+    from_status = models.CharField(max_length=20, choices=TaskStatus.choices)
+    to_status = models.CharField(max_length=20, choices=TaskStatus.choices)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["changed_at", "id"]
+        indexes = [models.Index(fields=["task", "to_status", "-changed_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.task_id}: {self.from_status} → {self.to_status}"
+
+
 class Document(models.Model):
     """The task's shared markdown document.
 

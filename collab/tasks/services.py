@@ -9,7 +9,7 @@ from django.db import transaction
 from agents.memory import services as memory
 from collab.realtime import broadcast
 from collab.tasks import task_templates
-from collab.tasks.models import Document, Message, Task, TaskStatus
+from collab.tasks.models import Document, Message, Task, TaskStatus, TaskStatusChange
 from collab.workspaces.models import Membership
 
 
@@ -53,6 +53,14 @@ def set_task_status(*, membership: Membership, task: Task, status: str) -> Task:
     _require_editor(membership)
     if status not in TaskStatus.values:
         raise ValidationError({"status": f"Unknown status {status!r}."})
+    current = Task.objects.select_for_update().values_list("status", flat=True).get(pk=task.pk)
+    if status == current:
+        task.status = current
+        return task
+    task.status = current
+    TaskStatusChange.objects.create(
+        task=task, from_status=task.status, to_status=status, changed_by=membership.user
+    )
     task.status = status
     task.save(update_fields=["status", "updated_at"])
     transaction.on_commit(lambda: broadcast.task_changed(task.pk))

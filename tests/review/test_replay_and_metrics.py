@@ -183,3 +183,38 @@ def test_replay_and_metrics_show_the_feedback_people_gave(
     assert (metrics.thumbs_up, metrics.thumbs_down, metrics.unnecessary_questions) == (1, 1, 1)
     assert overview.context["metrics"].total.thumbs_down == 1
     assert "1 / 1 · 1" in overview.content.decode()
+
+
+def test_time_to_done_runs_from_creation_to_the_latest_change_to_done(workspace, task, alice, bob):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from collab.tasks.models import Task, TaskStatusChange
+
+    # given a task created two hours ago, finished an hour ago, and chatted about since
+    two_hours_ago = timezone.now() - timedelta(hours=2)
+    Task.objects.filter(pk=task.pk).update(created_at=two_hours_ago)
+    task.refresh_from_db()
+    owner = membership_of(workspace, alice)
+    set_task_status(membership=owner, task=task, status=TaskStatus.DONE)
+    TaskStatusChange.objects.filter(task=task).update(changed_at=two_hours_ago + timedelta(hours=1))
+    post_message(membership=membership_of(workspace, bob), task=task, body="Nice work")
+
+    metrics = compute_metrics(workspace.tasks.all())[task.pk]
+
+    # then later activity does not stretch it
+    assert metrics.time_to_done == timedelta(hours=1)
+
+
+def test_status_changes_are_recorded_once_each_and_replayed(as_user, workspace, task, alice):
+    owner = membership_of(workspace, alice)
+    set_task_status(membership=owner, task=task, status=TaskStatus.IN_PROGRESS)
+    set_task_status(membership=owner, task=task, status=TaskStatus.IN_PROGRESS)  # no change
+    set_task_status(membership=owner, task=task, status=TaskStatus.DONE)
+
+    changes = list(task.status_changes.values_list("from_status", "to_status", "changed_by"))
+    assert changes == [("open", "in_progress", alice.pk), ("in_progress", "done", alice.pk)]
+    response = as_user(alice).get(reverse("review:replay", args=[task.pk]))
+    summaries = [e.summary for e in response.context["timeline"].events if e.kind == "status"]
+    assert summaries == ["Status: open → in progress", "Status: in progress → done"]
