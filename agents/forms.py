@@ -9,8 +9,14 @@ from agents.models import Agent, ModelProfile
 
 def _policy_choices() -> list[tuple[str, str]]:
     from agents.policies import registered_names
+    from agents.signals import calls_per_turn
 
-    return [(name, name.replace("_", " ")) for name in registered_names()]
+    choices = []
+    for name in registered_names():
+        calls = calls_per_turn(name)
+        cost = f" (up to {calls} more model call{'s' if calls > 1 else ''} a turn)" if calls else ""
+        choices.append((name, name.replace("_", " ") + cost))
+    return choices
 
 
 class AgentForm(forms.ModelForm):
@@ -18,7 +24,8 @@ class AgentForm(forms.ModelForm):
         choices=_policy_choices,
         initial="never",
         label="Clarification policy",
-        help_text="When the agent asks before acting (see docs/policies.md).",
+        help_text="When the agent asks before acting (see docs/policies.md). Some policies ask "
+        "the agent's model about the request first, which costs extra calls.",
     )
     model_profile = forms.ModelChoiceField(
         queryset=ModelProfile.objects.order_by("name"),

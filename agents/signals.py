@@ -85,6 +85,12 @@ def needed(policy_name: str) -> frozenset[str]:
     return NEEDS.get(policy_name, frozenset())
 
 
+def calls_per_turn(policy_name: str) -> int:
+    """The most signal calls the policy costs a turn (the embedded model samples in one call)."""
+    needs = needed(policy_name)
+    return len(needs - {"samples"}) + (SAMPLES if "samples" in needs else 0)
+
+
 def plan(
     policy_name: str,
     profile: ModelProfile,

@@ -137,6 +137,17 @@ def test_editor_cannot_manage_agents(as_user: Any, bob: User, workspace: Workspa
     assert not Agent.objects.exists()
 
 
+def test_the_policy_choices_say_how_many_model_calls_each_costs(
+    as_user: Any, alice: User, workspace: Workspace
+) -> None:
+    page = as_user(alice).get(reverse("agents:manage", args=[workspace.pk]))
+
+    assert b">never</option>" in page.content
+    assert b"llm judge (up to 1 more model call a turn)" in page.content
+    assert b"intent sampling (up to 4 more model calls a turn)" in page.content
+    assert b"value of information (up to 5 more model calls a turn)" in page.content
+
+
 def test_unknown_policy_is_refused(as_user: Any, alice: User, workspace: Workspace) -> None:
     response = as_user(alice).post(
         reverse("agents:manage", args=[workspace.pk]),
