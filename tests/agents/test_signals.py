@@ -5,7 +5,9 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 import pytest
@@ -375,3 +377,33 @@ def test_a_person_asks_the_judge_answers_its_question_and_it_then_acts(
     assert _purposes(first) == ["signals:ambiguity"]
     assert _purposes(second) == ["decide", "signals:ambiguity"]
     assert "Here is a first plan." in trip.messages.values_list("body", flat=True)
+
+
+def test_a_stop_while_the_signals_are_computed_cancels_the_turn(
+    trip: Task, make_agent: Callable[..., Agent]
+) -> None:
+    """Waiting for a signal call renews the lease; once the turn is no longer running (a Stop,
+    or another worker took it over) the wait ends with TurnCancelled."""
+    agent = make_agent("Mira", policy_name="llm_judge")
+    turn = _turn(agent, trip, "Plan our trip to Lisbon")
+    Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.RUNNING)
+    never_answers: Future[Any] = Future()
+
+    Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.CANCELLED)
+
+    with pytest.raises(turns.TurnCancelled):
+        turns._await_signal(turn, never_answers, deadline=time.monotonic() + 60)
+
+
+def test_waiting_for_a_signal_renews_the_lease_until_the_answer_comes(
+    trip: Task, make_agent: Callable[..., Agent]
+) -> None:
+    agent = make_agent("Mira", policy_name="llm_judge")
+    turn = _turn(agent, trip, "Plan our trip to Lisbon")
+    Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.RUNNING, lease_expires_at=None)
+    answer: Future[Any] = Future()
+    threading.Timer(0.6, answer.set_result, args=["rated"]).start()
+
+    assert turns._await_signal(turn, answer, deadline=time.monotonic() + 60) == "rated"
+
+    assert Turn.objects.get(pk=turn.pk).lease_expires_at is not None
