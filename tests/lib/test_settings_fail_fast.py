@@ -20,6 +20,7 @@ VARIABLES = (
     "INVITATION_DEFAULT_DAYS",
     "SECURE_COOKIES",
     "BEHIND_TLS_PROXY",
+    "AGENTS_TYPING_SECONDS",
 )
 
 
@@ -56,6 +57,8 @@ def test_settings_load_with_no_environment_at_all(tmp_path):
         ({"DEBUG": "perhaps"}, "DEBUG='perhaps' is not a boolean"),
         ({"INVITATION_DEFAULT_DAYS": "0"}, "INVITATION_DEFAULT_DAYS=0 must be at least 1"),
         ({"SECRET_KEY_FILE": "/nonexistent/secret"}, "SECRET_KEY_FILE=.* cannot be read"),
+        ({"AGENTS_TYPING_SECONDS": "-1"}, "AGENTS_TYPING_SECONDS=-1.0 must be 0 to 30"),
+        ({"AGENTS_TYPING_SECONDS": "soon"}, "AGENTS_TYPING_SECONDS='soon' is not a number"),
     ],
 )
 def test_settings_fail_fast_on_a_bad_value(tmp_path, env, reason):

@@ -2,7 +2,8 @@
 
 ``migrate``; ``seed [TEXT]`` (prints the cast as JSON); ``edit TASK_ID AUTHOR NEW_TEXT``;
 ``anchor TASK_ID AUTHOR ANCHOR TEXT`` (the server-side edit service, from a process with no
-event loop, as a Celery worker would call it).
+event loop, as a Celery worker would call it); ``type TASK_ID AUTHOR FIND REPLACE`` (the same
+edit typed live, in the small steps an agent's direct edit takes).
 """
 
 from __future__ import annotations
@@ -38,8 +39,36 @@ def main(argv: list[str]) -> None:
 
         task = Task.objects.get(pk=int(args[0]))
         insert_at_anchor(task=task, anchor=args[2], text=args[3], author_label=args[1])
+    elif command == "type":
+        _type(int(args[0]), author=args[1], find=args[2], replace=args[3])
     else:
         raise SystemExit(f"unknown command {command!r}")
+
+
+def _type(task_id: int, *, author: str, find: str, replace: str) -> None:
+    """What ``agents.services`` does for a direct edit typed live (steps of about 4 characters
+    here, so that emoji sequences are cut between steps), paced a little."""
+    import time
+
+    from collab.lib import ytext
+    from collab.tasks import documents
+    from collab.tasks.models import Task
+
+    task = Task.objects.get(pk=task_id)
+    base = documents.read_document(task=task)
+    groups = ytext.typing_steps(base.text, base.text.replace(find, replace, 1), chunk_chars=4)
+    for number, group in enumerate(groups):
+        text = ytext.apply_steps(base.text, group)
+        edit = documents.apply_text_edit(
+            task=task,
+            new_text=text,
+            author_label=author,
+            base=base,
+            record_version=number == len(groups) - 1,
+        )
+        base = documents.next_base(base, edit, text=text)
+        time.sleep(0.02)
+    print(len(groups))
 
 
 def _seed(text: str) -> dict[str, object]:

@@ -229,3 +229,44 @@ async def test_a_server_side_edit_while_someone_types_keeps_both(embedded_site, 
         assert site.texts(cast.document_id)["column"] == py.value
     finally:
         await py.close()
+
+
+async def test_an_edit_typed_live_reaches_the_npm_client_exactly_while_people_type(
+    embedded_site, template, node
+):
+    site = embedded_site
+    cast = site.prepare(template, text=SEED)
+    server = site.start()
+    base = server.url(cast.task_id).removesuffix("/doc")
+    js = await NodeClient.start(node, base, cast.tokens["bob"])
+    py = LiveYClient(server.url(cast.task_id), cast.tokens["alice"])
+    try:
+        assert (await js.command(op="wait_synced"))["text"] == SEED
+        assert await py.connect()
+        await py.wait_for(lambda: py.value == SEED)
+
+        # when the agent types "β 日本" over as emoji and CJK, a few characters per update,
+        # while alice types at the end and bob after the first emoji
+        replacement = "β 東京 👩‍💻🏳️‍🌈 ok"
+        typing = asyncio.create_task(
+            asyncio.to_thread(
+                site.manage, "type", str(cast.task_id), "agent:Scribe", "β 日本", replacement
+            )
+        )
+        assert (await js.command(op="insert_after", anchor="😀", text="[js]"))["ok"]
+        for char in "[py✓]":
+            await py.insert(len(py.value), char)
+            await py.pump(0.01)
+        steps = int((await typing).strip())
+
+        # then everyone ends with every change, and the agent's text exactly as written
+        expected = "ñ😀[js]" + replacement + " e\u0301!\n[py✓]"
+        assert steps > 3
+        assert (await js.command(op="wait_text", text=expected))["ok"]
+        await py.wait_for(lambda: py.value == expected)
+        await py.wait_for(lambda: py.acknowledged)
+        await asyncio.sleep(0.3)  # the Node client's last batch
+        assert site.texts(cast.document_id) == {"column": expected, "log": expected}
+    finally:
+        await js.close()
+        await py.close()
