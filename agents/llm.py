@@ -254,6 +254,18 @@ def _ask(messages: list[BaseMessage]) -> str:
     return _decision({"kind": "ask", "text": "Which part should I start with?"})
 
 
+def _edit(messages: list[BaseMessage]) -> str:
+    return _decision(
+        {"kind": "reply", "text": "I added a line to the document."},
+        {
+            "kind": "edit",
+            "text": "Adds a checklist line.",
+            "find": "",
+            "replace": "\n- [ ] Book the venue",
+        },
+    )
+
+
 def _everything(messages: list[BaseMessage]) -> str:
     return _decision(
         {"kind": "reply", "text": "Working on it."},
@@ -274,6 +286,7 @@ _BUILTIN_BEHAVIOURS: dict[str, FakeBehaviour] = {
     "echo": _echo,
     "suggest": _suggest,
     "ask": _ask,
+    "edit": _edit,
     "everything": _everything,
     "fail": _fail,
     "invalid": _invalid,

@@ -23,6 +23,7 @@ from tests.browser.flows import (
     expect_chat_live,
     join,
     sign_up,
+    task_id_of,
 )
 
 pytestmark = pytest.mark.browser
@@ -134,3 +135,62 @@ def test_person_asks_an_agent_watches_it_stream_and_accepts_its_suggestion(
     card.get_by_test_id("accept-suggestion").click()
     expect(bob.locator(".cm-content")).to_contain_text("Agreed next step")  # the live editor
     expect(bob.get_by_test_id("suggestion").first).to_contain_text("Accepted")
+
+
+def test_an_agent_nobody_answered_says_what_it_assumed_and_an_editor_undoes_it(
+    new_context: Callable[[], BrowserContext], worker: None
+) -> None:
+    alice = new_context().new_page()
+    bob = new_context().new_page()
+    sign_up(alice, "alice")
+    create_workspace(alice, "Acme")
+    link = create_invitation_link(alice)
+    sign_up(bob, "bob")
+    join(bob, link, "Acme")
+    task_url = create_task(alice, "Plan the offsite")
+    task_id = task_id_of(task_url)
+    # An owner configured Mira (may edit, asks first) and the document has a first line.
+    _shell(
+        "from agents.models import Agent, ModelProfile\n"
+        "from collab.tasks import documents\n"
+        "from collab.tasks.models import Task\n"
+        f"task = Task.objects.get(pk={task_id})\n"
+        "documents.apply_text_edit(task=task, new_text='Offsite plan', author_label='alice')\n"
+        "profile = ModelProfile.objects.create(name='Scripted', provider='fake', model='ask')\n"
+        "agent = Agent.objects.create(workspace=task.workspace, name='Mira', mode='may_edit',\n"
+        "    model_profile=profile, question_timeout_minutes=10)\n"
+        "agent.tasks.add(task)\n"
+    )
+    alice.goto(task_url)
+    bob.goto(task_url)
+    expect_chat_live(bob)
+
+    # alice asks Mira, who asks a question back; nobody answers it
+    alice.get_by_test_id("ask-Mira").click()
+    expect(bob.get_by_test_id("question").first).to_contain_text("Which part should I start")
+    # ten minutes later (the clock moved on): the timeout job resumes Mira, who edits
+    _shell(
+        "from datetime import timedelta\n"
+        "from django.utils import timezone\n"
+        "from agents import jobs, turns\n"
+        "from agents.models import ModelProfile, Question\n"
+        "ModelProfile.objects.filter(name='Scripted').update(model='edit')\n"
+        "question = Question.objects.get()\n"
+        "Question.objects.filter(pk=question.pk).update(\n"
+        "    created_at=timezone.now() - timedelta(minutes=11))\n"
+        "turn_id = jobs.question_timeout_job(question.pk)\n"
+        "turns.run_turn(turn_id=turn_id)  # as a worker would (the real one may win the race)\n"
+    )
+    bob.reload()  # the shell's events do not reach pages in embedded mode
+    expect(bob.locator(".cm-content")).to_contain_text("Book the venue")
+    notice = bob.get_by_test_id("assumption").locator("xpath=..")
+    expect(notice).to_contain_text("(no answer within 10 min)")
+    expect(bob.get_by_test_id("question").first).to_contain_text("No answer within 10 min")
+
+    # bob undoes it: the document is back as it was, live, and the question is open again
+    bob.get_by_test_id("undo-assumption").click()
+    expect(bob.locator(".cm-content")).not_to_contain_text("Book the venue")
+    expect(bob.locator(".cm-content")).to_contain_text("Offsite plan")
+    expect(notice).to_contain_text("Undone by bob")
+    expect(chat_messages(bob).last).to_contain_text("bob undid Mira's assumption")
+    expect(bob.get_by_test_id("question").first.get_by_role("textbox")).to_be_visible()
