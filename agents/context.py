@@ -23,6 +23,7 @@ FULL_LIMITS = {
     "message_chars": 1500,
     "notes": 10,
     "memory_tokens": 400,
+    "workspace_instructions_chars": 4000,
 }
 SMALL_LIMITS = {
     "document_chars": 1200,
@@ -30,6 +31,7 @@ SMALL_LIMITS = {
     "message_chars": 300,
     "notes": 3,
     "memory_tokens": 120,
+    "workspace_instructions_chars": 600,  # the small model's context is short
 }
 
 
@@ -82,7 +84,9 @@ def build_context(turn: Turn, profile: ModelProfile) -> dict[str, Any]:
     )
     return {
         "agent": turn.agent.name,
-        "workspace_instructions": task.workspace.instructions,
+        "workspace_instructions": _clip(
+            task.workspace.instructions, limits["workspace_instructions_chars"]
+        ),
         "instructions": turn.agent.instructions,
         "task": {"id": task.pk, "title": task.title, "goal": task.goal, "template": task.template},
         "document": _clip(doc_text, limits["document_chars"]),

@@ -524,3 +524,21 @@ def test_a_workspace_without_instructions_adds_nothing_to_the_prompt(
     turns.run_turn(turn_id=turn.pk)
 
     assert "Workspace instructions" not in ModelCall.objects.get(turn=turn).messages[0]["content"]
+
+
+def test_the_small_embedded_model_gets_the_workspace_instructions_clipped(
+    workspace: Workspace, task: Task, mira: Agent
+) -> None:
+    from agents.context import build_context
+    from agents.models import Provider
+
+    Workspace.objects.filter(pk=workspace.pk).update(instructions="Be careful. " * 300)
+    queued = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    turn = Turn.objects.select_related("task__workspace", "agent").get(pk=queued.pk)
+
+    small = build_context(turn, ModelProfile(provider=Provider.EMBEDDED))
+    full = build_context(turn, ModelProfile(provider=Provider.FAKE))
+
+    assert len(small["workspace_instructions"]) == 600
+    assert small["workspace_instructions"].endswith("…")
+    assert full["workspace_instructions"] == "Be careful. " * 300
