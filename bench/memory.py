@@ -1,11 +1,13 @@
 """Memory retrieval and extraction cost: p50 and p99.
 
     python bench/memory.py [--items 100000] [--people 1000] [--queries 300] [--sessions 20]
+                           [--embeddings DIMENSIONS]
 
 Two layouts of ``--items`` memory items: all owned by one person, and spread evenly over
 ``--people`` people. Each query is ``retrieve_for_turn`` for one person in one workspace (the
 structured profile plus the top 8 relevant items by full-text search, weighted by recency and
-confidence), with a turn-like query of task words. Then the extraction cost of one chat session
+confidence), with a turn-like query of task words; with ``--embeddings``, again with every item
+embedded (hybrid retrieval, the fake embedding model). Then the extraction cost of one chat session
 (20 messages, reflection with langchain-core's fake chat model plus the rule-based extractors).
 
 Runs against a fresh embedded-mode SQLite database in a temporary folder, or against
@@ -35,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 SYLLABLES = "ka lo mi ne ru sa ti vo ba de fi go hu ja ke li mo nu pa re so tu wa ze".split()  # noqa: SIM905
 
 
@@ -56,6 +60,13 @@ def main() -> None:
     parser.add_argument("--people", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--sessions", type=int, default=20)
+    parser.add_argument(
+        "--embeddings",
+        type=int,
+        default=0,
+        metavar="DIMENSIONS",
+        help="also measure hybrid retrieval with the fake embedding model of this many dimensions",
+    )
     args = parser.parse_args()
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -129,6 +140,37 @@ def run(args: argparse.Namespace) -> None:
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE memory_memoryitem")
 
+    def embed_all(dimensions: int) -> None:
+        """Random unit vectors for every item (the fake model's vectors carry no meaning
+        either; writing them directly is what the backfill would store, only faster)."""
+        from django.conf import settings as django_settings
+
+        from agents import llm
+        from agents.memory.embeddings import to_bytes
+        from agents.memory.models import MemoryEmbedding
+
+        django_settings.MEMORY_EMBEDDING_PROVIDER = "fake"
+        django_settings.MEMORY_EMBEDDING_MODEL = ""
+        django_settings.MEMORY_EMBEDDING_DIMENSIONS = dimensions
+        profile = llm.embedding_profile()
+        assert profile is not None
+        generator = np.random.default_rng(6)
+        ids = list(MemoryItem.objects.order_by("pk").values_list("pk", flat=True))
+        for start in range(0, len(ids), 5000):
+            chunk = ids[start : start + 5000]
+            vectors = generator.standard_normal((len(chunk), dimensions))
+            MemoryEmbedding.objects.bulk_create(
+                MemoryEmbedding(
+                    item_id=pk, model=profile.identity, text_hash="bench", vector=to_bytes(v)
+                )
+                for pk, v in zip(chunk, vectors, strict=True)
+            )
+
+    def no_embeddings() -> None:
+        from django.conf import settings as django_settings
+
+        django_settings.MEMORY_EMBEDDING_PROVIDER = ""
+
     def measure(label: str, people: list) -> None:
         timings: list[float] = []
         found = 0
@@ -148,6 +190,10 @@ def run(args: argparse.Namespace) -> None:
     one = [owner]
     fill(one)
     measure(f"{args.items:,} items of one person", one)
+    if args.embeddings:
+        embed_all(args.embeddings)
+        measure(f"{args.items:,} items of one person, hybrid ({args.embeddings} dims)", one)
+        no_embeddings()
 
     # Seeding only: bulk rows with unusable passwords (hashing 1,000 passwords is not the point).
     users.bulk_create(
@@ -160,6 +206,13 @@ def run(args: argparse.Namespace) -> None:
     )
     fill(many)
     measure(f"{args.items:,} items over {len(many):,} people", many)
+    if args.embeddings:
+        embed_all(args.embeddings)
+        measure(
+            f"{args.items:,} items over {len(many):,} people, hybrid ({args.embeddings} dims)",
+            many,
+        )
+        no_embeddings()
 
     # Extraction: one reflection per session of 20 messages, with the fake chat model.
     MemoryItem.objects.all().delete()

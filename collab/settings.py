@@ -223,6 +223,23 @@ DOCUMENT_RELAY_PREFIX = (
 INVITATION_DEFAULT_DAYS = env_int("INVITATION_DEFAULT_DAYS", 7, minimum=1)
 # Memory reflection runs once a task's chat has been quiet this long (and when a task is done).
 MEMORY_REFLECTION_QUIET_SECONDS = env_int("MEMORY_REFLECTION_QUIET_SECONDS", 120, minimum=1)
+# Embeddings for memory retrieval (agents/llm.py: embedding_profile); unset: full-text only.
+# "openai" (any OpenAI-compatible endpoint, the 'openai' extra) or "fake" (tests, benchmarks).
+MEMORY_EMBEDDING_PROVIDER = env_str("MEMORY_EMBEDDING_PROVIDER", "") or ""
+if MEMORY_EMBEDDING_PROVIDER not in ("", "openai", "fake"):
+    raise ImproperlyConfigured("MEMORY_EMBEDDING_PROVIDER must be empty, 'openai' or 'fake'.")
+MEMORY_EMBEDDING_MODEL = env_str("MEMORY_EMBEDDING_MODEL", "") or ""
+MEMORY_EMBEDDING_BASE_URL = env_str("MEMORY_EMBEDDING_BASE_URL", "") or ""
+MEMORY_EMBEDDING_API_KEY_ENV = env_str("MEMORY_EMBEDDING_API_KEY_ENV", "") or ""
+MEMORY_EMBEDDING_DIMENSIONS = env_int("MEMORY_EMBEDDING_DIMENSIONS", 0, minimum=0)
+# Share of relevance that comes from meaning (cosine similarity) rather than shared words.
+MEMORY_EMBEDDING_WEIGHT = env_float("MEMORY_EMBEDDING_WEIGHT", 0.5)
+if not 0 <= MEMORY_EMBEDDING_WEIGHT <= 1:
+    raise ImproperlyConfigured("MEMORY_EMBEDDING_WEIGHT must be between 0 and 1.")
+# An item found by meaning alone needs at least this cosine similarity to the query.
+MEMORY_EMBEDDING_MIN_SIMILARITY = env_float("MEMORY_EMBEDDING_MIN_SIMILARITY", 0.3)
+# How many of the people's newest items are compared by meaning at each turn.
+MEMORY_EMBEDDING_CANDIDATES = env_int("MEMORY_EMBEDDING_CANDIDATES", 500, minimum=1)
 
 # --- Agents (see agents/llm.py and agents/turns.py) --------------------------------------------
 # Name of a ModelProfile used by agents that have none; unset: the embedded local model.

@@ -160,6 +160,27 @@ class MemoryItem(models.Model):
         }
 
 
+class MemoryEmbedding(models.Model):
+    """An item's vector for retrieval by meaning (only when an embedding model is configured).
+
+    Portable storage on both databases (see docs/adr/0006): float32 values, unit length, so
+    cosine similarity is a dot product. ``model`` names the embedding model (vectors of
+    different models are never compared); ``text_hash`` is what was embedded, so re-embedding
+    an unchanged item is a no-op.
+    """
+
+    item = models.OneToOneField(
+        MemoryItem, on_delete=models.CASCADE, primary_key=True, related_name="embedding"
+    )
+    model = models.CharField(max_length=100)
+    text_hash = models.CharField(max_length=64)
+    vector = models.BinaryField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"Embedding of item {self.item_id} ({self.model})"
+
+
 class MemoryHistory(models.Model):
     """A row for every change to an item (append-only)."""
 

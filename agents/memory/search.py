@@ -187,6 +187,8 @@ class TurnRow:
     confidence: float
     pinned: bool
     score: float
+    relevance: float = 1.0  # full-text relevance scaled to the best match's (0..1)
+    weight: float = 1.0  # (0.5 + 0.5 confidence) * (0.5 + 0.5 recency)
 
 
 @dataclass(frozen=True)
@@ -201,7 +203,11 @@ class Whose:
         """One predicate per (scope, owner) over ``i``; each can walk an index in id order."""
         branches: list[tuple[str, list[Any]]] = []
         for pk in self.person_ids:
-            branches.append(("i.scope = 'personal' AND i.owner_id = %s", [pk]))
+            # workspace_id IS NULL (always true of personal items) lets the index
+            # (owner, scope, workspace, id) yield the newest first without sorting.
+            branches.append(
+                ("i.owner_id = %s AND i.scope = 'personal' AND i.workspace_id IS NULL", [pk])
+            )
             if self.workspace_id is not None:
                 branches.append(
                     (
@@ -250,7 +256,8 @@ def turn_rows(
     matches), in one statement of hand-written SQL (no ORM query building on this path)."""
     where, params = whose.predicate()
     profile_sql = (
-        f"SELECT 'profile' AS reason, {_COLUMNS}, 1.0 AS score FROM {_ITEM} i "  # noqa: S608
+        f"SELECT 'profile' AS reason, {_COLUMNS}, 1.0 AS score, 1.0 AS relevance, 1.0 AS weight "  # noqa: S608
+        f"FROM {_ITEM} i "
         # The same condition as the partial profile index (models.PROFILE).
         f"WHERE {where} AND (i.\"key\" > '' OR i.pinned) "
         "ORDER BY i.pinned DESC, i.confirmed_at DESC, i.id DESC LIMIT %s"
@@ -284,6 +291,8 @@ def turn_rows(
             confidence=float(row[8]),
             pinned=bool(row[9]),
             score=float(row[10]),
+            relevance=float(row[11]),
+            weight=float(row[12]),
         )
         for row in rows
     ]
@@ -310,15 +319,16 @@ def _ranked(candidates: str, relevance: str) -> str:
     else:
         age = "MAX(0, julianday(%s) - julianday(c.confirmed_at))"
         fence = ""  # the hits are already a column of the candidates
-    score = (
-        "c.rel / MAX(c.rel) OVER () * (0.5 + 0.5 * c.confidence)"
-        f" * (0.5 + 0.5 * POWER(0.5, ({age}) / {RECENCY_HALF_LIFE_DAYS}))"
+    weight = (
+        f"(0.5 + 0.5 * c.confidence) * (0.5 + 0.5 * POWER(0.5, ({age}) / {RECENCY_HALF_LIFE_DAYS}))"
     )
-    fields = ", ".join(f"c.{name}" for name in _FIELDS.split(", "))
+    fields = ", ".join(f"w.{name}" for name in _FIELDS.split(", "))
     return (
-        f"SELECT 'relevant' AS reason, {fields}, {score} AS score FROM ("  # noqa: S608
+        f"SELECT 'relevant' AS reason, {fields}, w.relevance * w.weight AS score, "  # noqa: S608
+        "w.relevance, w.weight FROM ("
+        f"SELECT c.*, c.rel / MAX(c.rel) OVER () AS relevance, {weight} AS weight FROM ("
         f"SELECT m.*, {relevance} AS rel FROM ({candidates}) m{fence}"
-        ") c ORDER BY 11 DESC, 2 DESC LIMIT %s"
+        ") c) w ORDER BY 11 DESC, 2 DESC LIMIT %s"
     )
 
 

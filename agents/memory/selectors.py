@@ -19,7 +19,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
-from agents.memory import search
+from agents.memory import embeddings, search
 from agents.memory.models import (
     MemoryCandidate,
     MemoryHistory,
@@ -253,13 +253,20 @@ def retrieve_for_turn(
     pinned items, most specific scope winning per key), then the ``k`` items most relevant to
     ``query``, weighted by recency and confidence, all within ``token_budget`` tokens.
 
-    One SQL statement (``search.turn_rows``) reads both the profile and the ranked matches."""
+    One SQL statement (``search.turn_rows``) reads both the profile and the ranked matches;
+    with an embedding model configured, one more reads the candidates' vectors
+    (``embeddings.hybrid_rows``) and the query is embedded."""
     now = now or timezone.now()
     names = {p.pk: p.get_username() for p in people}
     whose = search.Whose(
         person_ids=tuple(sorted(names)), workspace_id=workspace.pk if workspace else None
     )
     rows = search.turn_rows(whose, query, now=now, limit=SEARCH_CANDIDATES if k > 0 else 0)
+    if k > 0 and embeddings.enabled():  # hybrid: the full-text matches and the nearest in meaning
+        relevant_rows = [row for row in rows if row.reason == "relevant"]
+        rows = [row for row in rows if row.reason == "profile"] + embeddings.hybrid_rows(
+            whose, query, relevant_rows, now=now, limit=SEARCH_CANDIDATES
+        )
     team_label = f"team ({workspace.name})" if workspace is not None else "team"
     used = 0
 

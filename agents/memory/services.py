@@ -28,6 +28,7 @@ from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
+from agents.memory import embeddings
 from agents.memory.extractors import Proposal, parse_command
 from agents.memory.models import (
     KEY_MAX_CHARS,
@@ -274,6 +275,7 @@ def _reconcile_locked(
         **provenance.fields(),
     )
     _history(item, Action.CREATED, actor, note=provenance.source_kind)
+    embeddings.schedule([item.pk])
     for old in existing:
         _end(old, Status.SUPERSEDED, now, item)
         _history(old, Action.SUPERSEDED, actor, note=f"Replaced by #{item.pk}")
@@ -559,6 +561,7 @@ def edit_item(
     item.confirmed_at = timezone.now()
     item.save()
     _history(item, Action.EDITED, user)
+    embeddings.schedule([item.pk])
     return item
 
 
