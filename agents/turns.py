@@ -28,7 +28,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists
+from django.db.models import Exists, F
 from django.utils import timezone
 from langchain_core.utils.json import parse_partial_json
 
@@ -222,6 +222,8 @@ class _Streamer:
         self.tokens_in: int | None = None
         self.tokens_out: int | None = None
         self._shown = ""
+        self.final_fields: dict[str, Any] = {}
+        self.final_event: tuple[str, str] | None = None
         self._model = model
         self._messages = messages
 
@@ -262,10 +264,10 @@ class _Streamer:
                         next_tick = time.monotonic() + STREAM_BATCH_SECONDS
                 now = time.monotonic()
                 if kind == "end":
-                    self._flush(final=True)
+                    self._end()
                     return self.text
                 if now >= next_tick:
-                    self._flush(final=False)
+                    self._flush()
                     next_tick = now + IDLE_TICK_SECONDS
                 if now > deadline:
                     raise TurnBudgetExceeded(
@@ -280,22 +282,34 @@ class _Streamer:
         except ValueError:
             return None
 
-    def _flush(self, *, final: bool) -> None:
+    def _change(self) -> tuple[dict[str, Any], tuple[str, str] | None]:
+        """The turn's fields for the text shown so far, and the stream event's (text, delta)
+        when it changed since the last batch."""
         shown = streamed_text(self._partial())
-        fields: dict[str, Any] = {"lease_expires_at": _lease()}
-        changed = shown != self._shown
-        if changed:
-            fields["stream_text"] = shown
-            if not self._shown:
-                fields["first_token_at"] = timezone.now()
-        matched = Turn.objects.filter(pk=self.turn.pk, status=TurnStatus.RUNNING).update(**fields)
+        if shown == self._shown:
+            return {}, None
+        fields: dict[str, Any] = {"stream_text": shown}
+        if not self._shown:
+            fields["first_token_at"] = timezone.now()
+        delta = shown[len(self._shown) :] if shown.startswith(self._shown) else shown
+        self._shown = shown
+        return fields, (shown, delta)
+
+    def _flush(self) -> None:
+        fields, event = self._change()
+        matched = Turn.objects.filter(pk=self.turn.pk, status=TurnStatus.RUNNING).update(
+            lease_expires_at=_lease(), **fields
+        )
         if not matched:
             raise TurnCancelled
         presence.renew(self.turn.pk)
-        if changed:
-            delta = shown[len(self._shown) :] if shown.startswith(self._shown) else shown
-            self._shown = shown
-            events.stream(self.turn, shown, delta)
+        if event is not None:
+            events.stream(self.turn, *event)
+
+    def _end(self) -> None:
+        """The answer is complete: its last batch is written together with the decision (one
+        UPDATE that also notices a Stop), and published when that commits."""
+        self.final_fields, self.final_event = self._change()
 
 
 def _await_signal(turn: Turn, future: Future[Any], deadline: float) -> Any | None:
@@ -353,12 +367,13 @@ def _decide(turn: Turn, profile: ModelProfile) -> None:
     policy = decide_with_state(
         turn=turn, context=context, decide=functools.partial(policy_decision, options=options)
     )
-    Turn.objects.filter(pk=turn.pk).update(context=context, policy_decision=policy)
+    # Written with the decision (or with the failure), not on the way to the first token.
+    decided: dict[str, Any] = {"context": dict(context), "policy_decision": policy}
     if policy.get("decision") == "ask" and policy.get("question"):
         decision = DecisionOut.model_validate(
             {"actions": [{"kind": "ask", "text": str(policy["question"])[:1400]}]}
         )
-        _store_decision(turn, decision)
+        _store_decision(turn, decision, fields=decided)
         return
 
     if policy.get("decision") == "suggest":
@@ -392,53 +407,108 @@ def _decide(turn: Turn, profile: ModelProfile) -> None:
     except BaseException as exc:
         call.error = f"{type(exc).__name__}: {exc}"[:2000]
         call.response = streamer.text if streamer else ""
+        _measure(call, streamer, started, profile)
+        _log_call(turn, call, fields=decided)
         raise
-    finally:
-        call.latency_ms = int((time.monotonic() - started) * 1000)
-        prompt_chars = sum(len(m["content"]) for m in call.messages)
-        call.tokens_in = (streamer and streamer.tokens_in) or llm.estimate_tokens(
-            "x" * prompt_chars
-        )
-        call.tokens_out = (streamer and streamer.tokens_out) or llm.estimate_tokens(call.response)
-        call.cost = profile.cost(call.tokens_in, call.tokens_out)
-        call.save()
-        Turn.objects.filter(pk=turn.pk).update(
-            tokens_in=turn.tokens_in + call.tokens_in,
-            tokens_out=turn.tokens_out + call.tokens_out,
-            cost=turn.cost + call.cost,
-        )
-        turn.tokens_in += call.tokens_in
-        turn.tokens_out += call.tokens_out
-        turn.cost += call.cost
-    _store_decision(turn, decision)
+    _measure(call, streamer, started, profile)
+    _store_decision(
+        turn,
+        decision,
+        fields={**decided, **streamer.final_fields},
+        call=call,
+        stream=streamer.final_event,
+    )
 
 
-def _store_decision(turn: Turn, decision: DecisionOut) -> None:
+def _measure(
+    call: ModelCall, streamer: _Streamer | None, started: float, profile: ModelProfile
+) -> None:
+    call.latency_ms = int((time.monotonic() - started) * 1000)
+    prompt_chars = sum(len(m["content"]) for m in call.messages)
+    call.tokens_in = (streamer and streamer.tokens_in) or llm.estimate_tokens("x" * prompt_chars)
+    call.tokens_out = (streamer and streamer.tokens_out) or llm.estimate_tokens(call.response)
+    call.cost = profile.cost(call.tokens_in, call.tokens_out)
+
+
+def _log_call(turn: Turn, call: ModelCall, *, fields: dict[str, Any]) -> None:
+    """Log a model call whose decision is not stored (it failed, or the turn was stopped or
+    decided elsewhere meanwhile), and count its tokens on the turn."""
+    call.save()
+    Turn.objects.filter(pk=turn.pk).update(
+        tokens_in=F("tokens_in") + call.tokens_in,
+        tokens_out=F("tokens_out") + call.tokens_out,
+        cost=F("cost") + call.cost,
+        **fields,
+    )
+    turn.tokens_in += call.tokens_in
+    turn.tokens_out += call.tokens_out
+    turn.cost += call.cost
+
+
+def _store_decision(
+    turn: Turn,
+    decision: DecisionOut,
+    *,
+    fields: dict[str, Any],
+    call: ModelCall | None = None,
+    stream: tuple[str, str] | None = None,
+) -> None:
+    """Store the decision, its actions (not yet applied), the model call's log and the turn's
+    ``fields`` in one transaction whose first statement is a conditional UPDATE: it matches
+    no row once the turn was stopped or taken over, or was decided by an earlier delivery.
+    ``stream``: the answer's last batch of text (in ``fields``), published once stored."""
     from agents.services import validate_action
 
+    stored = decision.model_dump()
+    values = {**fields, "decision": stored, "lease_expires_at": _lease()}
+    if call is not None:
+        values["tokens_in"] = turn.tokens_in + call.tokens_in
+        values["tokens_out"] = turn.tokens_out + call.tokens_out
+        values["cost"] = turn.cost + call.cost
     with transaction.atomic():
-        locked = Turn.objects.select_for_update(of=("self",)).get(pk=turn.pk)
-        if locked.status != TurnStatus.RUNNING:
-            raise TurnCancelled
-        if locked.decision is not None:  # decided by an earlier delivery
-            return
-        locked.decision = decision.model_dump()
-        locked.save(update_fields=["decision"])
-        for index, out in enumerate(decision.actions):
-            payload = out.model_dump()
-            problem = validate_action(turn=locked, kind=out.kind, payload=payload)
-            if out.kind == ActionKind.ASK and locked.inputs.get("timed_out"):
-                problem = "no questions after a question timed out"
-            Action.objects.create(
-                turn=locked,
-                index=index,
-                kind=out.kind,
-                payload=payload,
-                idempotency_key=f"turn:{turn.pk}:action:{index}",
-                status=Action.Status.SKIPPED if problem else Action.Status.PENDING,
-                detail=problem or "",
+        updated = Turn.objects.filter(
+            pk=turn.pk, status=TurnStatus.RUNNING, decision__isnull=True
+        ).update(**values)
+        if updated:
+            if call is not None:
+                call.save()
+            actions = []
+            for index, out in enumerate(decision.actions):
+                payload = out.model_dump()
+                problem = validate_action(turn=turn, kind=out.kind, payload=payload)
+                if out.kind == ActionKind.ASK and turn.inputs.get("timed_out"):
+                    problem = "no questions after a question timed out"
+                actions.append(
+                    Action(
+                        turn=turn,
+                        index=index,
+                        kind=out.kind,
+                        payload=payload,
+                        idempotency_key=f"turn:{turn.pk}:action:{index}",
+                        status=Action.Status.SKIPPED if problem else Action.Status.PENDING,
+                        detail=problem or "",
+                    )
+                )
+            Action.objects.bulk_create(actions)
+    if updated:
+        if stream is not None:  # the last batch of text, once it is stored
+            events.stream(turn, *stream)
+        turn.decision = stored
+        if call is not None:
+            turn.tokens_in, turn.tokens_out, turn.cost = (
+                values["tokens_in"],
+                values["tokens_out"],
+                values["cost"],
             )
-    turn.decision = locked.decision
+        return
+    status = Turn.objects.filter(pk=turn.pk).values_list("status", flat=True).first()
+    if call is not None:
+        if status != TurnStatus.RUNNING:
+            call.error = "TurnCancelled: "
+        _log_call(turn, call, fields={})
+    if status != TurnStatus.RUNNING:
+        raise TurnCancelled
+    # Decided by an earlier delivery: its stored actions are the ones applied.
 
 
 # --- Acting and finishing ---------------------------------------------------------------------
