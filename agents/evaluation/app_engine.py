@@ -27,6 +27,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import QuerySet
 
 from agents import services as agent_services
 from agents.evaluation.checks import passes
@@ -34,7 +35,15 @@ from agents.evaluation.models import OracleTask
 from agents.evaluation.results import EpisodeResult
 from agents.evaluation.runner import RunConfig, RunOutput, _owner_marks
 from agents.evaluation.scenario import Episode, ScenarioSet
-from agents.evaluation.users import AgentOutput, AskedQuestion, Reply, ScriptedUser, same_value
+from agents.evaluation.users import (
+    AgentOutput,
+    AskedQuestion,
+    FeedbackKind,
+    Reply,
+    ScriptedUser,
+    feedback_for,
+    same_value,
+)
 from agents.memory import services as memory_services
 from agents.memory.models import MemoryItem
 from agents.models import (
@@ -42,6 +51,7 @@ from agents.models import (
     ActionKind,
     Agent,
     AgentMode,
+    Feedback,
     ModelProfile,
     Question,
     Suggestion,
@@ -49,8 +59,10 @@ from agents.models import (
     TurnStatus,
 )
 from agents.policies.templates import get_template
+from agents.selectors import get_feedback_target
 from collab.tasks import services as task_services
 from collab.tasks.models import Document, Task, TaskStatus
+from collab.tasks.selectors import get_task_access
 from collab.workspaces.models import Membership
 from collab.workspaces.services import create_workspace
 
@@ -222,6 +234,63 @@ def _send(session: AppSession, task: Task, reply: Reply, output: AgentOutput) ->
     session.say(task, rest or "Please redo it with that in mind.", mention=True)
 
 
+# Which piece of a turn's work the person rates, by what the agent did (users.AgentOutput).
+FEEDBACK_TARGETS: dict[str, str] = {
+    "ask": Feedback.TargetKind.QUESTION,
+    "suggest": Feedback.TargetKind.SUGGESTION,
+    "act": Feedback.TargetKind.EDIT,
+    "reply": Feedback.TargetKind.MESSAGE,
+}
+
+
+def _target_id(turn: Turn, kind: str) -> int | None:
+    """The turn's piece of work of that kind (its last one), if it did such work."""
+    rows: QuerySet[Any, Any]
+    if kind == Feedback.TargetKind.QUESTION:
+        rows = Question.objects.filter(turn=turn).values_list("pk", flat=True)
+    elif kind == Feedback.TargetKind.SUGGESTION:
+        rows = Suggestion.objects.filter(turn=turn).values_list("pk", flat=True)
+    elif kind == Feedback.TargetKind.EDIT:
+        rows = Action.objects.filter(
+            turn=turn,
+            kind=ActionKind.EDIT,
+            status=Action.Status.APPLIED,
+            result__edited_directly=True,
+        ).values_list("pk", flat=True)
+    else:
+        rows = Action.objects.filter(
+            turn=turn, kind=ActionKind.REPLY, status=Action.Status.APPLIED
+        ).values_list("result__message_id", flat=True)
+    return next((int(pk) for pk in rows.order_by("-pk") if pk), None)
+
+
+def give_feedback(
+    *, session: AppSession, task: Task, turns: list[Turn], output: AgentOutput, kind: FeedbackKind
+) -> list[Feedback]:
+    """The person's feedback (``users.feedback_for``) on the agent's move, through the real
+    ``record_feedback`` service on the target the app shows it on: the question card, the
+    suggestion, the direct edit or the agent's chat message. One row per turn that did such
+    work (a turn's decision is taught once per row)."""
+    target_kind = FEEDBACK_TARGETS[output.action]
+    access = get_task_access(session.user, task.pk)
+    rows = []
+    for turn in turns:
+        target_id = _target_id(turn, target_kind)
+        if target_id is None:
+            continue
+        target = get_feedback_target(access, target_kind, target_id)
+        if kind == "unnecessary_question":
+            row = agent_services.record_feedback(
+                membership=session.membership, target=target, unnecessary=True
+            )
+        else:
+            row = agent_services.record_feedback(
+                membership=session.membership, target=target, rating=kind
+            )
+        rows.append(row)
+    return rows
+
+
 def play_app_episode(
     *,
     session: AppSession,
@@ -305,6 +374,20 @@ def play_app_episode(
             result.user_words += reply.words
             result.user_messages += 1
         log_event("user", reply.kind, reply.text, enforced=list(reply.enforced))
+        feedback = feedback_for(reply, output)
+        for row in give_feedback(
+            session=session, task=task, turns=turns, output=output, kind=feedback
+        ):
+            result.count_feedback(feedback)
+            log_event(
+                "user",
+                "feedback",
+                feedback,
+                target=row.target_kind,
+                target_id=row.target_id,
+                turn=row.turn_id,
+                reward=row.learned_reward,
+            )
         _send(session, task, reply, output)
         if reply.ends_episode:
             result.gave_up = reply.kind == "give_up"

@@ -110,6 +110,19 @@ def recovery(results: Sequence[EpisodeResult]) -> dict[str, float | None]:
     return {"recovery_episodes": _mean(waits), "recovered": ratio(len(waits), changes)}
 
 
+def feedback_counts(results: Sequence[EpisodeResult]) -> dict[str, int]:
+    """The feedback the simulated people gave the agent's moves (one per move)."""
+    up = sum(r.feedback_up for r in results)
+    down = sum(r.feedback_down for r in results)
+    unnecessary = sum(r.feedback_unnecessary for r in results)
+    return {
+        "feedback_given": up + down + unnecessary,
+        "thumbs_up": up,
+        "thumbs_down": down,
+        "unnecessary_questions": unnecessary,
+    }
+
+
 def summarise(results: Sequence[EpisodeResult], *, seeds: int = 1) -> dict[str, Any]:
     """Every metric for one configuration."""
     done = [r for r in results if r.success]
@@ -134,6 +147,7 @@ def summarise(results: Sequence[EpisodeResult], *, seeds: int = 1) -> dict[str, 
         "preference_adherence": ratio(sum(first_checks), len(first_checks)),
         "by_session": preference_by_session(results),
         **recovery(results),
+        **feedback_counts(results),
         "cross_user_leakage": sum(r.leaked_items + r.leaked_documents for r in results),
         "gave_up": ratio(sum(r.gave_up for r in results), len(results)),
         "tokens": sum(r.tokens_in + r.tokens_out for r in results),

@@ -17,7 +17,12 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from agents.evaluation.scenario import Episode, Preference
-from agents.evaluation.users import AgentOutput, AskedQuestion, Reply
+from agents.evaluation.users import (
+    AgentOutput,
+    AskedQuestion,
+    FeedbackKind,
+    Reply,
+)
 from agents.evaluation.writer import SlotLine, write_document
 from agents.policies import AskingBudget, Decision, Signals, Situation, get_policy
 from agents.policies.asking import question_message
@@ -330,7 +335,7 @@ class OfflineAgent:
 
     def hear(self, reply: Reply, output: AgentOutput, preferences: Sequence[Preference]) -> None:
         """Take in the person's reply: answers and corrections, accepted suggestions, enforced
-        preferences (remembered when memory is on), and feedback for a learning policy."""
+        preferences (remembered when memory is on)."""
         assert self.episode is not None
         self.answers.update(reply.answers)
         if reply.text:
@@ -343,17 +348,16 @@ class OfflineAgent:
             self.enforced.append(pref)
             if self.memory is not None:
                 self.memory.remember(self.episode.user, pref)
-        if isinstance(self.policy, LearningPolicy) and self.last is not None:
-            self.policy.learn(self.last, feedback_reward(reply, output))
 
-
-def feedback_reward(reply: Reply, output: AgentOutput) -> float:
-    """The simulated thumbs: a question answered with no redundant or irrelevant target is
-    good; a document accepted or kept without correction is good; anything else is not."""
-    if output.action == "ask":
-        useful = reply.answers and not reply.redundant and not reply.irrelevant
-        return REWARDS["up"] if useful else REWARDS["unnecessary_question"]
-    return REWARDS["up"] if not reply.wrong_slots else REWARDS["down"]
+    def feedback(self, kind: FeedbackKind) -> float | None:
+        """The person's feedback on the last move (``users.feedback_for``): a learning policy
+        learns its reward (``REWARDS``), as the app's ``record_feedback`` teaches the persisted
+        state. Returns the reward learned, if any."""
+        if not isinstance(self.policy, LearningPolicy) or self.last is None:
+            return None
+        reward = REWARDS[kind]
+        self.policy.learn(self.last, reward)
+        return reward
 
 
 def normalised(template: TaskTemplate | None, slot: str, value: str, today: date) -> str:

@@ -195,13 +195,24 @@ def report_fragment(report: Mapping[str, Any]) -> str:
             f"pass^{k} = {_fmt(v)}" for k, v in summary["metrics"]["pass_hat_k"].items()
         )
         passk.append(f"<li>{esc(_label(summary))}: {esc(values)}</li>")
+    feedback = []
+    for summary in report["summaries"]:
+        m = summary["metrics"]
+        counts = (
+            f"{m.get('feedback_given', 0)} given: {m.get('thumbs_up', 0)} thumbs up, "
+            f"{m.get('thumbs_down', 0)} thumbs down, "
+            f"{m.get('unnecessary_questions', 0)} questions marked unnecessary"
+        )
+        feedback.append(f"<li>{esc(_label(summary))}: {esc(counts)}</li>")
     plots = "".join(
         f'<figure class="plot" id="plot-{name}">{_svg(figure)}</figure>'
         for name, figure in figures(report).items()
     )
     return (
         f"<h2>Main metrics</h2>{metrics_table(report['summaries'])}"
-        f"<h2>pass^k over seeds</h2><ul>{''.join(passk)}</ul><h2>Plots</h2>{plots}"
+        f"<h2>pass^k over seeds</h2><ul>{''.join(passk)}</ul>"
+        f"<h2>Feedback from the simulated people</h2><ul>{''.join(feedback)}</ul>"
+        f"<h2>Plots</h2>{plots}"
     )
 
 

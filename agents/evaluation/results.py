@@ -39,6 +39,11 @@ class EpisodeResult:
     # Suggestions
     suggestions: int = 0
     suggestions_accepted: int = 0
+    # Feedback the person gave the agent's moves (users.feedback_for): thumbs up, thumbs down,
+    # "this question was unnecessary"
+    feedback_up: int = 0
+    feedback_down: int = 0
+    feedback_unnecessary: int = 0
     # Preferences: id -> satisfied by the first document of the episode
     first_attempt: dict[str, bool] = field(default_factory=dict)
     changed_prefs: list[str] = field(default_factory=list)  # preferences changed this session
@@ -50,6 +55,14 @@ class EpisodeResult:
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float = 0.0
+
+    def count_feedback(self, kind: str) -> None:
+        if kind == "up":
+            self.feedback_up += 1
+        elif kind == "down":
+            self.feedback_down += 1
+        else:
+            self.feedback_unnecessary += 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

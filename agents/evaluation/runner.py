@@ -17,7 +17,13 @@ from agents.evaluation.metrics import summarise
 from agents.evaluation.offline import Memory, ModelSignals, OfflineAgent, OracleSignals
 from agents.evaluation.results import EpisodeResult
 from agents.evaluation.scenario import Episode, Preference, ScenarioSet
-from agents.evaluation.users import AgentOutput, LLMUser, ScriptedUser, same_value
+from agents.evaluation.users import (
+    AgentOutput,
+    LLMUser,
+    ScriptedUser,
+    feedback_for,
+    same_value,
+)
 from agents.policies.base import Policy
 from agents.policies.templates import get_template
 
@@ -128,6 +134,10 @@ def play_episode(
             result.user_words += reply.words
             result.user_messages += 1
         log("user", reply.kind, reply.text, answers=reply.answers, enforced=list(reply.enforced))
+        feedback = feedback_for(reply, output)
+        result.count_feedback(feedback)
+        reward = agent.feedback(feedback)
+        log("user", "feedback", feedback, target=output.action, reward=reward)
         if reply.ends_episode:
             result.gave_up = reply.kind == "give_up"
             break

@@ -20,6 +20,9 @@ from agents.policies.detect import normalise
 from agents.policies.templates import TaskTemplate, get_template
 
 ReplyKind = Literal["answer", "accept", "reject", "correct", "enforce", "done", "give_up"]
+# What the person clicks on the agent's move; the names are the keys of
+# agents.policies.bandit.REWARDS (the reward a learning policy gets for each).
+FeedbackKind = Literal["up", "down", "unnecessary_question"]
 
 
 @dataclass(frozen=True)
@@ -236,6 +239,33 @@ class ScriptedUser:
         reply.kind = "correct" if corrections else "enforce"
         reply.text = " ".join([*corrections, *enforcements])
         return reply
+
+
+def feedback_for(reply: Reply, output: AgentOutput) -> FeedbackKind:
+    """The feedback the simulated person gives the agent's move, after replying to it.
+
+    The one mapping both engines use (the offline agent learns ``REWARDS[kind]``; the app engine
+    records it through ``record_feedback``, which teaches the persisted policy state):
+
+    - giving up: thumbs down on the move that exhausted the person's patience;
+    - a question: thumbs up when it was answered (at least one slot the person had not given)
+      and none of its targets was redundant or irrelevant; otherwise "this question was
+      unnecessary";
+    - a reply that did nothing ("Please go ahead and write it."): thumbs down;
+    - a suggestion: thumbs up when accepted (every slot right), thumbs down when rejected;
+    - an edit: thumbs up when it needed no correction (every slot right, no missing content;
+      restating a preference is no correction), thumbs down when the person corrects it.
+    """
+    if reply.kind == "give_up":
+        return "down"
+    if output.action == "ask":
+        useful = bool(reply.answers) and not reply.redundant and not reply.irrelevant
+        return "up" if useful else "unnecessary_question"
+    if output.action == "suggest":
+        return "up" if reply.accepted else "down"
+    if output.action == "act":
+        return "down" if reply.kind == "correct" or reply.wrong_slots else "up"
+    return "down"  # a reply that did nothing
 
 
 class LLMUser(ScriptedUser):

@@ -17,7 +17,8 @@ from agents.evaluation.models import OracleTask
 from agents.evaluation.runner import RunConfig
 from agents.evaluation.scenario import load_scenarios, parse_scenarios
 from agents.memory.models import MemoryItem
-from agents.models import ModelProfile, Provider, Question, Turn
+from agents.models import Feedback, ModelProfile, PolicyState, Provider, Question, Turn
+from agents.policies.bandit import REWARDS, ContextualBandit
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -86,3 +87,61 @@ def test_command_drives_the_app_engine(scribe, tmp_path) -> None:
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["config"]["engine"] == "app"
     assert report["summaries"][0]["metrics"]["task_success"] == 1.0
+
+
+def test_a_bandit_run_through_the_app_learns_from_the_simulated_peoples_feedback(scribe) -> None:
+    # ben's vague trip: whatever the bandit does (ask, suggest or edit), ben reacts to each move
+    # with feedback through record_feedback, which teaches the workspace's persisted state.
+    scenarios = tiny_set({"ben"}, sessions=1)
+    run = run_app(scenarios, RunConfig(policies=["bandit"], memory=(False,), model="scribe"))
+    feedback = list(Feedback.objects.all())
+    learned = [f for f in feedback if f.learned_reward is not None]
+    assert feedback
+    assert len(learned) == len(feedback)
+    assert {f.learned_reward for f in learned} <= {REWARDS["up"], REWARDS["down"]}
+    state = PolicyState.objects.get(policy_name="bandit", user__isnull=True)
+    assert state.rewards == len(learned)
+    fresh = ContextualBandit().to_state()
+    assert state.state["arms"] != fresh["arms"]
+    given = [e for e in run.events if e["actor"] == "user" and e["kind"] == "feedback"]
+    assert [e["reward"] for e in given] == [f.learned_reward for f in sorted(learned, key=_pk)]
+    result = run.results[0]
+    assert result.feedback_up + result.feedback_down + result.feedback_unnecessary == len(given)
+    metrics = summarise(run.results)
+    assert metrics["feedback_given"] == len(given)
+    assert metrics["thumbs_up"] == sum(f.rating == "up" for f in feedback)
+    assert metrics["thumbs_down"] == sum(f.rating == "down" for f in feedback)
+
+
+def _pk(row: Feedback) -> int:
+    return int(row.pk)
+
+
+def test_a_question_about_what_the_person_already_said_is_marked_unnecessary(scribe) -> None:
+    # ben states his budget in words the slot detector does not read ("fifteen hundred
+    # euros"), so ask_once's one question (real mode: text-only detection) asks for it among
+    # the missing slots: ben answers "I already said" and marks the question card unnecessary.
+    raw = copy.deepcopy(dict(tiny_set({"ben"}, sessions=1).raw))
+    episode = raw["episodes"][0]
+    episode["request"] = (
+        "Plan a trip to Porto for three people in June, spending fifteen hundred euros."
+    )
+    episode["stated"] = {**episode["stated"], "budget": "fifteen hundred euros"}
+    episode["clarification"]["slots"] = ["start_date"]
+    scenarios = parse_scenarios(raw)
+    run = run_app(
+        scenarios, RunConfig(policies=["ask_once"], mode="real", memory=(False,), model="scribe")
+    )
+    result = run.results[0]
+    assert result.redundant >= 1
+    assert result.feedback_unnecessary == 1
+    row = Feedback.objects.get(unnecessary_question=True)
+    assert row.target_kind == Feedback.TargetKind.QUESTION
+    assert row.question is not None
+    assert row.question.turn_id == row.turn_id
+    assert row.learned_reward is None  # ask_once does not learn
+    assert summarise(run.results)["unnecessary_questions"] == 1
+    given = [e for e in run.events if e["actor"] == "user" and e["kind"] == "feedback"]
+    assert given[0]["text"] == "unnecessary_question"
+    assert given[0]["target"] == "question"
+    assert given[0]["target_id"] == row.question_id

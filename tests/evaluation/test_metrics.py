@@ -198,3 +198,22 @@ def test_policy_comparison_in_oracle_mode_ranks_the_judges_first() -> None:
     # Asking up front saves the person words compared with correcting afterwards.
     assert metrics["llm_judge"]["user_words"] < metrics["never"]["user_words"]
     assert all(m["cross_user_leakage"] == 0 for m in metrics.values())
+
+
+def test_offline_people_give_feedback_on_every_move_and_the_bandit_learns_its_reward() -> None:
+    from agents.policies.bandit import REWARDS
+
+    scenarios = load_scenarios("default")
+    run = run_offline(scenarios, RunConfig(policies=["bandit"], memory=(False,), sessions=1))
+    metrics = summarise(run.results)
+    given = [e for e in run.events if e["actor"] == "user" and e["kind"] == "feedback"]
+    assert metrics["feedback_given"] == len(given) == sum(r.agent_turns for r in run.results)
+    assert metrics["feedback_given"] == (
+        metrics["thumbs_up"] + metrics["thumbs_down"] + metrics["unnecessary_questions"]
+    )
+    assert metrics["thumbs_up"] > 0
+    assert metrics["thumbs_down"] + metrics["unnecessary_questions"]
+    assert all(e["reward"] == REWARDS[e["text"]] for e in given)
+    never = run_offline(scenarios, RunConfig(policies=["never"], memory=(False,), sessions=1))
+    assert all(e["reward"] is None for e in never.events if e["kind"] == "feedback")
+    assert summarise(never.results)["unnecessary_questions"] == 0

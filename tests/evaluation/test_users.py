@@ -5,7 +5,13 @@ from datetime import date
 import pytest
 
 from agents.evaluation.scenario import Episode, Preference, Task, User
-from agents.evaluation.users import AgentOutput, AskedQuestion, LLMUser, ScriptedUser
+from agents.evaluation.users import (
+    AgentOutput,
+    AskedQuestion,
+    LLMUser,
+    ScriptedUser,
+    feedback_for,
+)
 
 TODAY = date(2027, 3, 1)
 BRITISH = Preference(
@@ -93,6 +99,49 @@ def test_gives_up_after_its_patience(person: ScriptedUser) -> None:
     wrong = AgentOutput(action="act", document="Budget: 10")
     kinds = [person.respond(wrong).kind for _ in range(4)]
     assert kinds == ["correct", "correct", "correct", "give_up"]
+
+
+def test_a_question_about_a_real_blocker_gets_a_thumbs_up(person: ScriptedUser) -> None:
+    question = ask(AskedQuestion("What is the total budget?", ("budget",)))
+    assert feedback_for(person.respond(question), question) == "up"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        AskedQuestion("Where to?", ("destination",)),  # redundant
+        AskedQuestion("What pace?", ("pace",)),  # irrelevant
+        AskedQuestion("Budget and destination?", ("budget", "destination")),  # partly redundant
+    ],
+)
+def test_a_redundant_or_irrelevant_question_was_unnecessary(person, question) -> None:
+    output = ask(question)
+    assert feedback_for(person.respond(output), output) == "unnecessary_question"
+
+
+def test_an_accepted_suggestion_gets_a_thumbs_up_and_a_rejected_one_a_thumbs_down(person) -> None:
+    right = AgentOutput(action="suggest", document="Budget: EUR 1500, colour")
+    wrong = AgentOutput(action="suggest", document="Budget: EUR 900")
+    assert feedback_for(person.respond(right), right) == "up"
+    assert feedback_for(person.respond(wrong), wrong) == "down"
+
+
+def test_a_right_edit_gets_a_thumbs_up_even_when_a_preference_is_restated(person) -> None:
+    enforced = AgentOutput(action="act", document="Budget: 1,500. Pick a color.")
+    assert feedback_for(person.respond(enforced), enforced) == "up"
+    corrected = AgentOutput(action="act", document="Budget: 10")
+    assert feedback_for(person.respond(corrected), corrected) == "down"
+
+
+def test_a_reply_that_did_nothing_and_a_give_up_get_a_thumbs_down(person) -> None:
+    talk = AgentOutput(action="reply", text="Sure, I can help.")
+    assert feedback_for(person.respond(talk), talk) == "down"
+    enforced = AgentOutput(action="act", document="Budget: 1,500. Pick a color.")  # else up
+    for _ in range(2):
+        person.respond(talk)
+    reply = person.respond(enforced)
+    assert reply.kind == "give_up"
+    assert feedback_for(reply, enforced) == "down"
 
 
 class _Echo:
