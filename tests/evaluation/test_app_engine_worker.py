@@ -9,7 +9,7 @@ from django.conf import settings
 from agents.evaluation.app_engine import run_app
 from agents.evaluation.metrics import summarise
 from agents.evaluation.runner import RunConfig
-from agents.models import ModelProfile, Provider, Turn
+from agents.models import Feedback, ModelProfile, Provider, Turn
 from tests.agents.test_worker import StartWorker, start_worker  # noqa: F401  (fixture)
 from tests.evaluation.test_app_engine import tiny_set
 
@@ -41,3 +41,5 @@ def test_an_app_engine_run_is_played_by_a_separate_worker_process(
     assert by_id["ben-s1-travel_plan"].asked is True
     assert by_id["ana-s1-travel_plan"].asked is False
     assert summarise(run.results)["cross_user_leakage"] == 0
+    # and each person's feedback on the agent's moves went through record_feedback
+    assert Feedback.objects.count() == summarise(run.results)["feedback_given"] > 0
