@@ -92,9 +92,22 @@ def _publish(shown: _Shown, state: dict[str, Any] | None) -> None:
     shown.published_at = time.monotonic()
 
 
-def show(*, turn_id: int, agent_id: int, name: str, colour: str, task_id: int) -> None:
-    """The agent starts working on the task: it appears in the presence list."""
-    document_id = Document.objects.filter(task_id=task_id).values_list("pk", flat=True).first()
+LOOK_UP: Any = object()
+
+
+def show(
+    *,
+    turn_id: int,
+    agent_id: int,
+    name: str,
+    colour: str,
+    task_id: int,
+    document_id: int | None = LOOK_UP,
+) -> None:
+    """The agent starts working on the task: it appears in the presence list. ``document_id``:
+    the task's document (None: it has none), when the caller has it."""
+    if document_id is LOOK_UP:
+        document_id = Document.objects.filter(task_id=task_id).values_list("pk", flat=True).first()
     if document_id is None:
         return
     state = agent_state(name=name, colour=colour, agent_id=agent_id, turn_id=turn_id)

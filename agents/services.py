@@ -647,15 +647,15 @@ def apply_action(*, idempotency_key: str) -> None:
     """
     typing: _Typing | None = None
     with transaction.atomic():
-        action = (
-            Action.objects.select_for_update(of=("self",))
+        action = (  # one statement locks the action and its turn
+            Action.objects.select_for_update(of=("self", "turn"))
             .select_related("turn", "turn__agent")
             .filter(idempotency_key=idempotency_key)
             .first()
         )
         if action is None or action.status != Action.Status.PENDING:
             return
-        turn = Turn.objects.select_for_update(of=("self",)).get(pk=action.turn_id)
+        turn = action.turn
         if turn.status != TurnStatus.RUNNING:
             return
         if action.result.get("typing", {}).get("done"):
@@ -678,7 +678,7 @@ def _apply_locked(*, action: Action, turn: Turn) -> _Typing | None:
             task_id=turn.task_id, author_name=agent.name, body=text, kind=Message.Kind.AGENT
         )
         result["message_id"] = message.pk
-        transaction.on_commit(lambda: broadcast.chat_message(message.pk))
+        transaction.on_commit(lambda: broadcast.chat_message(message.pk, message=message))
     elif action.kind == ActionKind.ASK:
         question_text = text if text.endswith("?") else f"{text}?"
         question = Question.objects.create(

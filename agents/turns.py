@@ -41,12 +41,14 @@ from agents.models import (
     ActionKind,
     ModelCall,
     ModelProfile,
+    Trigger,
     Turn,
     TurnStatus,
 )
 from agents.policies_bridge import decision_options, policy_decision
 from agents.schemas import DecisionOut, streamed_text
 from collab.review.usage import check_budget
+from collab.tasks.models import Document
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +90,14 @@ class Claim:
     resume: list[int] = field(default_factory=list)
 
 
-_CLAIM_RELATED = ("agent", "agent__model_profile", "task", "task__workspace", "requested_by")
+_CLAIM_RELATED = (
+    "agent",
+    "agent__model_profile",
+    "task",
+    "task__workspace",
+    "task__workspace__review_settings",  # the budget check needs no query when none is set
+    "requested_by",
+)
 
 
 def _claim(turn_id: int) -> Claim:
@@ -354,10 +363,11 @@ def _model_signals(turn: Turn, profile: ModelProfile, context: dict[str, Any]) -
     return signals.options(answers)
 
 
-def _decide(turn: Turn, profile: ModelProfile) -> None:
+def _decide(turn: Turn, profile: ModelProfile, document: Document | None) -> list[str] | None:
     """Consult the policy (with the model signals it reads), then ask the model, validate, and
-    store the decision and its actions (not yet applied)."""
-    context = build_context(turn, profile)
+    store the decision and its actions (not yet applied). Returns the idempotency keys of the
+    pending actions it stored (None: decided by an earlier delivery)."""
+    context = build_context(turn, profile, document=document)
     # Signals first: no model call runs while decide_with_state holds a learning policy's row.
     options = decision_options(
         context, model_signals=lambda: _model_signals(turn, profile, context)
@@ -373,8 +383,7 @@ def _decide(turn: Turn, profile: ModelProfile) -> None:
         decision = DecisionOut.model_validate(
             {"actions": [{"kind": "ask", "text": str(policy["question"])[:1400]}]}
         )
-        _store_decision(turn, decision, fields=decided)
-        return
+        return _store_decision(turn, decision, fields=decided)
 
     if policy.get("decision") == "suggest":
         context["policy_hint"] = "Propose document changes as suggestions; do not edit directly."
@@ -411,7 +420,7 @@ def _decide(turn: Turn, profile: ModelProfile) -> None:
         _log_call(turn, call, fields=decided)
         raise
     _measure(call, streamer, started, profile)
-    _store_decision(
+    return _store_decision(
         turn,
         decision,
         fields={**decided, **streamer.final_fields},
@@ -452,11 +461,12 @@ def _store_decision(
     fields: dict[str, Any],
     call: ModelCall | None = None,
     stream: tuple[str, str] | None = None,
-) -> None:
+) -> list[str] | None:
     """Store the decision, its actions (not yet applied), the model call's log and the turn's
     ``fields`` in one transaction whose first statement is a conditional UPDATE: it matches
     no row once the turn was stopped or taken over, or was decided by an earlier delivery.
-    ``stream``: the answer's last batch of text (in ``fields``), published once stored."""
+    ``stream``: the answer's last batch of text (in ``fields``), published once stored.
+    Returns the pending actions' keys, or None when an earlier delivery decided."""
     from agents.services import validate_action
 
     stored = decision.model_dump()
@@ -465,6 +475,7 @@ def _store_decision(
         values["tokens_in"] = turn.tokens_in + call.tokens_in
         values["tokens_out"] = turn.tokens_out + call.tokens_out
         values["cost"] = turn.cost + call.cost
+    actions: list[Action] = []
     with transaction.atomic():
         updated = Turn.objects.filter(
             pk=turn.pk, status=TurnStatus.RUNNING, decision__isnull=True
@@ -472,7 +483,6 @@ def _store_decision(
         if updated:
             if call is not None:
                 call.save()
-            actions = []
             for index, out in enumerate(decision.actions):
                 payload = out.model_dump()
                 problem = validate_action(turn=turn, kind=out.kind, payload=payload)
@@ -500,7 +510,7 @@ def _store_decision(
                 values["tokens_out"],
                 values["cost"],
             )
-        return
+        return [a.idempotency_key for a in actions if a.status == Action.Status.PENDING]
     status = Turn.objects.filter(pk=turn.pk).values_list("status", flat=True).first()
     if call is not None:
         if status != TurnStatus.RUNNING:
@@ -508,42 +518,51 @@ def _store_decision(
         _log_call(turn, call, fields={})
     if status != TurnStatus.RUNNING:
         raise TurnCancelled
-    # Decided by an earlier delivery: its stored actions are the ones applied.
+    return None  # decided by an earlier delivery: its stored actions are the ones applied
 
 
 # --- Acting and finishing ---------------------------------------------------------------------
 
 
-def _apply_pending(turn: Turn) -> None:
+def _apply_pending(turn: Turn, keys: list[str] | None = None) -> None:
+    """Apply the turn's pending actions in order; ``keys``: those this delivery just stored
+    (None: look them up)."""
     from agents.services import apply_action
 
     delay = int(getattr(settings, "AGENTS_FAULT_ACTION_DELAY_MS", 0)) / 1000
-    keys = list(
-        Action.objects.filter(turn=turn, status=Action.Status.PENDING)
-        .order_by("index")
-        .values_list("idempotency_key", flat=True)
-    )
+    if keys is None:
+        keys = list(
+            Action.objects.filter(turn=turn, status=Action.Status.PENDING)
+            .order_by("index")
+            .values_list("idempotency_key", flat=True)
+        )
     for number, key in enumerate(keys):
         if delay and number:
             time.sleep(delay)  # fault-injection hook for the worker-kill test only
         apply_action(idempotency_key=key)
 
 
-def _finish(turn_id: int) -> str:
+def _finish(turn: Turn) -> str:
+    """End the turn (done, or waiting for the answer to its question) unless it was stopped
+    meanwhile, then wake the next queued turn. No transaction: the conditional UPDATE commits
+    first, so a turn queued behind this one is either seen by the look-up that follows or, when
+    it is claimed later, finds no running sibling."""
     from agents.services import enqueue_next_turn
 
-    with transaction.atomic():
-        turn = Turn.objects.select_for_update(of=("self",)).select_related("agent").get(pk=turn_id)
-        if turn.status != TurnStatus.RUNNING:
-            return turn.status
-        asked = turn.actions.filter(kind=ActionKind.ASK, status=Action.Status.APPLIED).exists()
-        turn.status = TurnStatus.WAITING if asked else TurnStatus.DONE
-        turn.finished_at = None if asked else timezone.now()
-        turn.lease_expires_at = None
-        turn.save(update_fields=["status", "finished_at", "lease_expires_at"])
-        transaction.on_commit(lambda: events.turn_changed(turn_id, turn=turn))
-        enqueue_next_turn(agent_id=turn.agent_id, task_id=turn.task_id)
-        return turn.status
+    asked = Action.objects.filter(
+        turn_id=turn.pk, kind=ActionKind.ASK, status=Action.Status.APPLIED
+    ).exists()
+    status = TurnStatus.WAITING if asked else TurnStatus.DONE
+    finished_at = None if asked else timezone.now()
+    ended = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
+        status=status, finished_at=finished_at, lease_expires_at=None
+    )
+    if not ended:
+        return str(Turn.objects.filter(pk=turn.pk).values_list("status", flat=True).first())
+    turn.status, turn.finished_at, turn.lease_expires_at = status, finished_at, None
+    transaction.on_commit(lambda: events.turn_changed(turn.pk, turn=turn))
+    enqueue_next_turn(agent_id=turn.agent_id, task_id=turn.task_id)
+    return status
 
 
 def run_turn(*, turn_id: int) -> str:
@@ -557,11 +576,17 @@ def run_turn(*, turn_id: int) -> str:
     turn = claim.turn
     if turn is None:
         return claim.outcome
+    document: Document | None = None
+    document_id: int | None = presence.LOOK_UP
     if turn.decision is None:
-        budget = check_budget(turn.task.workspace_id)
-        if budget.blocked:  # the workspace's monthly hard stop (collab/review/usage.py)
-            fail_turn(turn_id=turn_id, error=budget.message)
-            return "over budget"
+        review = getattr(turn.task.workspace, "review_settings", None)  # loaded by the claim
+        if review is not None and review.monthly_budget is not None:
+            budget = check_budget(turn.task.workspace_id)
+            if budget.blocked:  # the workspace's monthly hard stop (collab/review/usage.py)
+                fail_turn(turn_id=turn_id, error=budget.message)
+                return "over budget"
+        document = Document.objects.filter(task_id=turn.task_id).only("text").first()
+        document_id = document.pk if document is not None else None
     profile = llm.resolve_profile(turn.agent.model_profile)
     presence.show(
         turn_id=turn.pk,
@@ -569,13 +594,16 @@ def run_turn(*, turn_id: int) -> str:
         name=turn.agent.name,
         colour=turn.agent.colour,
         task_id=turn.task_id,
+        document_id=document_id,
     )
     try:
+        pending: list[str] | None = None
         if turn.decision is None:
-            _decide(turn, profile)
+            pending = _decide(turn, profile, document)
         prepare_assumption(turn=turn)  # a timed-out turn: the document before it acts (Undo)
-        _apply_pending(turn)
-        announce_assumption(turn_id=turn.pk)  # ... and its "I assumed X" message
+        _apply_pending(turn, pending)
+        if turn.trigger == Trigger.TIMEOUT:  # only a timed-out turn has an assumption
+            announce_assumption(turn_id=turn.pk)  # ... and its "I assumed X" message
     except TurnCancelled:
         return "cancelled"
     except (llm.ModelConfigError, TurnBudgetExceeded) as exc:
@@ -583,7 +611,7 @@ def run_turn(*, turn_id: int) -> str:
         return "failed"
     finally:
         presence.hide(turn.pk)
-    return _finish(turn_id)
+    return _finish(turn)
 
 
 def release_for_retry(*, turn_id: int, error: str) -> None:

@@ -89,18 +89,22 @@ def group_send(group: str, event: dict[str, Any]) -> None:
         log.exception("broadcast to %s failed", group)
 
 
-def chat_message(message_id: int, *, extras: dict[str, Any] | None = None) -> None:
+def chat_message(
+    message_id: int, *, extras: dict[str, Any] | None = None, message: Any | None = None
+) -> None:
     """A new (or changed) chat message, as JSON for API clients and as an htmx fragment for
     browsers.
 
     The fragment is rendered once here, not once per open socket. ``extras`` are added to the
     payload (e.g. an agent's assumption and its Undo); a message with extras gets a second
-    fragment for viewers (``html_readonly``: no buttons).
+    fragment for viewers (``html_readonly``: no buttons). ``message``: the committed row, when
+    the caller has it (saves a query).
     """
     from collab.tasks.models import Message
     from collab.tasks.serializers import message_event
 
-    message = Message.objects.filter(pk=message_id).first()
+    if message is None:
+        message = Message.objects.filter(pk=message_id).first()
     if message is None:
         return
     payload = {**message_event(message), **(extras or {})}
