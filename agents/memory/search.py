@@ -253,7 +253,8 @@ def turn_rows(
 ) -> list[TurnRow]:
     """The structured profile (keyed or pinned items, newest first, at most ``profile_limit``)
     and the ``limit`` best other items matching ``query`` (of the newest ``CANDIDATES``
-    matches), in one statement of hand-written SQL (no ORM query building on this path)."""
+    matches, best first), in one statement of hand-written SQL (no ORM query building on this
+    path)."""
     where, params = whose.predicate()
     profile_sql = (
         f"SELECT 'profile' AS reason, {_COLUMNS}, 1.0 AS score, 1.0 AS relevance, 1.0 AS weight "  # noqa: S608
@@ -278,6 +279,8 @@ def turn_rows(
     with connection.cursor() as cursor:
         cursor.execute(statement, all_params)
         rows = cursor.fetchall()
+    profile = [row for row in rows if row[0] == "profile"]
+    relevant = sorted((row for row in rows if row[0] != "profile"), key=lambda r: (-r[10], -r[1]))
     return [
         TurnRow(
             reason=row[0],
@@ -294,18 +297,15 @@ def turn_rows(
             relevance=float(row[11]),
             weight=float(row[12]),
         )
-        for row in rows
+        for row in [*profile, *relevant]
     ]
 
 
 _NOT_PROFILE = "i.\"key\" = '' AND NOT i.pinned"
 
 
-_FIELDS = 'id, owner_id, scope, kind, "key", "value", "text", confidence, pinned'
-
-
 def _ranked(candidates: str, relevance: str) -> str:
-    """Rank ``candidates`` (rows with ``_FIELDS``, ``confirmed_at`` and the columns
+    """Rank ``candidates`` (rows with ``id``, ``confidence``, ``confirmed_at`` and the columns
     ``relevance`` reads) by ``relevance * (0.5 + 0.5 confidence) * (0.5 + 0.5 recency)``, the
     relevance scaled to the best candidate's, recency halving every 30 days. Parameters in
     order: now, then those of ``relevance`` and ``candidates``, then the limit.
@@ -322,13 +322,15 @@ def _ranked(candidates: str, relevance: str) -> str:
     weight = (
         f"(0.5 + 0.5 * c.confidence) * (0.5 + 0.5 * POWER(0.5, ({age}) / {RECENCY_HALF_LIFE_DAYS}))"
     )
-    fields = ", ".join(f"w.{name}" for name in _FIELDS.split(", "))
+    # Only ids and numbers go through the ranking; the best rows' text is read at the end.
+    join = "JOIN" if connection.vendor == "postgresql" else "CROSS JOIN"  # SQLite: s first
     return (
-        f"SELECT 'relevant' AS reason, {fields}, w.relevance * w.weight AS score, "  # noqa: S608
-        "w.relevance, w.weight FROM ("
-        f"SELECT c.*, c.rel / MAX(c.rel) OVER () AS relevance, {weight} AS weight FROM ("
+        f"SELECT 'relevant' AS reason, {_COLUMNS}, s.score, s.relevance, s.weight FROM ("  # noqa: S608
+        "SELECT w.id, w.relevance * w.weight AS score, w.relevance, w.weight FROM ("
+        f"SELECT c.id, c.rel / MAX(c.rel) OVER () AS relevance, {weight} AS weight FROM ("
         f"SELECT m.*, {relevance} AS rel FROM ({candidates}) m{fence}"
-        ") c) w ORDER BY 11 DESC, 2 DESC LIMIT %s"
+        ") c) w ORDER BY 2 DESC, 1 DESC LIMIT %s"
+        f") s {join} {_ITEM} i ON i.id = s.id"
     )
 
 
@@ -345,7 +347,7 @@ def _relevant_postgres(
     parts, params = [], []
     for branch, branch_params in whose.branches():
         parts.append(
-            f"(SELECT {_COLUMNS}, i.confirmed_at, i.search_vector "  # noqa: S608
+            "(SELECT i.id, i.confidence, i.confirmed_at, i.search_vector "  # noqa: S608
             f"FROM {_ITEM} i WHERE i.status = 'active' AND {branch} AND {on} "
             f"AND {_NOT_PROFILE} AND i.search_vector @@ {tsquery} ORDER BY i.id DESC LIMIT %s)"
         )
@@ -366,7 +368,7 @@ def _relevant_sqlite(whose: Whose, words: list[str], now: Any, limit: int) -> tu
     match = "tags : (" + " OR ".join(whose.tags()) + ') AND {"text" "key" "value"} : ('
     match += quoted + ")"
     candidates = (
-        f"SELECT {_COLUMNS}, i.confirmed_at, {SQLITE_HITS} AS hits "  # noqa: S608
+        f"SELECT i.id, i.confidence, i.confirmed_at, {SQLITE_HITS} AS hits "  # noqa: S608
         "FROM memory_item_fts "
         f"CROSS JOIN {_ITEM} i ON i.id = memory_item_fts.rowid "
         f"WHERE memory_item_fts MATCH %s AND {where} AND {_NOT_PROFILE} "
