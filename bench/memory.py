@@ -13,15 +13,18 @@ embedded (hybrid retrieval, the fake embedding model). Then the extraction cost 
 Runs against a fresh embedded-mode SQLite database in a temporary folder, or against
 DATABASE_URL when set (use a throwaway database: the tables are filled and emptied).
 
-Results (2026-11-30, shared 2-core machine, load average 6 to 7 from other jobs; 100 queries,
-3 sessions; target p50 <= 5 ms, p99 <= 20 ms; docs/memory.md has the history):
+Results (2026-11-30, shared 2-core machine, load average 5 to 9 from other jobs; 200 queries,
+5 sessions; target p50 <= 5 ms, p99 <= 20 ms; CPU = this process's CPU time, all of SQLite's
+work; docs/memory.md has the history):
 
-    SQLite    100,000 items of one person       p50  8.5 ms  p99 18.4 ms
-              100,000 items over 1,000 people   p50  7.2 ms  p99 16.4 ms
-              extraction per session            p50   47 ms  p99   76 ms
-    Postgres  100,000 items of one person       p50  5.7 ms  p99 13.4 ms
-              100,000 items over 1,000 people   p50  3.6 ms  p99 10.3 ms
-              extraction per session            p50   72 ms  p99   79 ms
+    SQLite    100,000 items of one person       p50  8.4 ms  p99 20.3 ms  (CPU p50 4.1 ms)
+              100,000 items over 1,000 people   p50  5.8 ms  p99 14.8 ms  (CPU p50 3.0 ms)
+              extraction per session            p50   53 ms  p99  106 ms
+    Postgres  100,000 items of one person       p50  2.7 ms  p99  8.8 ms
+              100,000 items over 1,000 people   p50  2.4 ms  p99 10.1 ms
+              extraction per session            p50   36 ms  p99   52 ms
+    Hybrid (--embeddings 256, 20,000 items): SQLite 4.6 / 8.7 ms (one person), 2.5 / 3.6 ms
+    (200 people); Postgres 7.1 / 15.9 ms and 4.0 / 9.6 ms.
 """
 
 from __future__ import annotations
