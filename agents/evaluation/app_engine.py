@@ -309,7 +309,10 @@ def play_app_episode(
     result.changed_prefs = [p.id for p in user.changed_in(episode.session)]
     with transaction.atomic():
         task = task_services.create_task(
-            membership=session.membership, title=episode.task.title, goal=episode.task.goal
+            membership=session.membership,
+            title=episode.task.title,
+            goal=episode.task.goal,
+            template=episode.task.template or "",  # as a person starting from the template
         )
         agent_services.add_agent_to_task(
             membership=session.membership, agent=session.agent, task=task

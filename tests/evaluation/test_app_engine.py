@@ -58,6 +58,10 @@ def test_oracle_run_through_the_app_asks_on_vague_requests_and_remembers_enforce
     assert "budget" in by_id["ben-s1-travel_plan"].asked_before_first
     assert Question.objects.filter(status=Question.Status.ANSWERED).exists()
     assert OracleTask.objects.count() == 4
+    assert {t.task.template for t in OracleTask.objects.select_related("task")} == {
+        "travel_plan",
+        "blog_post",
+    }
     assert all(t.status in ("done", "waiting") for t in Turn.objects.all())
     remembered = MemoryItem.objects.filter(owner__username__endswith="-ben")
     assert remembered.filter(text__icontains="numbered lists").exists()
