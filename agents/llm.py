@@ -29,6 +29,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -271,6 +272,63 @@ def _edit(messages: list[BaseMessage]) -> str:
     )
 
 
+_PREFERENCES_HEADING = "What the people involved prefer:"
+_STRUCTURED = re.compile(r"\[(?P<key>[a-z_]+)=(?P<value>[^\]]+)\]$")
+_DRAFT_POINTS = (
+    "Colour-code the milestones on one page",
+    "Organise the review with everyone involved",
+    "Summarise the open questions for the next meeting",
+)
+_AMERICAN = (("Colour", "Color"), ("Organise", "Organize"), ("Summarise", "Summarize"))
+
+
+def prompt_preferences(messages: list[BaseMessage]) -> dict[str, str]:
+    """The structured ``[key=value]`` preferences listed in the prompt's "What the people
+    involved prefer" section (the first line of a key wins: the engine lists the best first)."""
+    prompt = str(messages[-1].content) if messages else ""
+    _, found, rest = prompt.partition(_PREFERENCES_HEADING + "\n")
+    preferences: dict[str, str] = {}
+    for line in rest.split("\n\n", 1)[0].splitlines() if found else []:
+        match = _STRUCTURED.search(line.strip())
+        if line.startswith("* ") and match:
+            preferences.setdefault(match["key"], match["value"])
+    return preferences
+
+
+def _draft(messages: list[BaseMessage]) -> str:
+    """A first draft appended as a direct edit, shaped only by what the prompt says.
+
+    Tests plumbing, not a model's skill: it reads the ``[lists=…]`` and ``[spelling=…]`` tags of
+    the prompt's preference section and nothing else (no hidden knowledge of who asks), so a
+    draft in bullets and British spelling shows that the stored preferences reached the model.
+    Without tags it writes prose in American spelling.
+    """
+    prompt = str(messages[-1].content) if messages else ""
+    title = next((line[6:] for line in prompt.splitlines() if line.startswith("Task: ")), "")
+    preferences = prompt_preferences(messages)
+    spelling = "en-GB" if preferences.get("spelling") == "en-GB" else "en-US"
+    lists = preferences.get("lists", "prose")
+    points = list(_DRAFT_POINTS)
+    for british, american in _AMERICAN if spelling == "en-US" else ():
+        points = [point.replace(british, american) for point in points]
+    if lists == "bullets":
+        body = "\n".join(f"- {point}" for point in points)
+    elif lists == "numbered":
+        body = "\n".join(f"{n}. {point}" for n, point in enumerate(points, start=1))
+    else:
+        body = " ".join(f"{point}." for point in points)
+    form = {"bullets": "bullet points", "numbered": "a numbered list"}.get(lists, "prose")
+    return _decision(
+        {"kind": "reply", "text": f"I drafted {title or 'the document'} ({form}, {spelling})."},
+        {
+            "kind": "edit",
+            "text": "A first draft.",
+            "find": "",
+            "replace": f"\n## {title or 'Draft'}\n\n{body}\n",
+        },
+    )
+
+
 def _everything(messages: list[BaseMessage]) -> str:
     return _decision(
         {"kind": "reply", "text": "Working on it."},
@@ -292,6 +350,7 @@ _BUILTIN_BEHAVIOURS: dict[str, FakeBehaviour] = {
     "suggest": _suggest,
     "ask": _ask,
     "edit": _edit,
+    "draft": _draft,
     "everything": _everything,
     "fail": _fail,
     "invalid": _invalid,

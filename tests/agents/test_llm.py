@@ -116,3 +116,39 @@ def test_profile_cost_uses_prices_per_thousand_tokens() -> None:
 
     profile = _profile(price_in_per_1k=Decimal("0.5"), price_out_per_1k=Decimal("1.5"))
     assert profile.cost(2000, 1000) == Decimal("2.500000")
+
+
+def _draft_for(*preferences: str) -> DecisionOut:
+    prompt = "Task: Q2 report\n\nDocument (0 characters):\n<<<\n\n>>>"
+    if preferences:
+        prompt += "\n\nWhat the people involved prefer:\n" + "\n".join(preferences)
+    prompt += "\n\nChat, oldest first:\n- alice: @Mira draft it [lists=numbered]"
+    model = llm.BehaviourFakeChatModel(behaviour="draft")
+    return DecisionOut.model_validate_json(str(model.invoke([HumanMessage(prompt)]).content))
+
+
+def test_the_draft_behaviour_follows_only_the_preferences_the_prompt_lists() -> None:
+    shaped = _draft_for(
+        "* (alice's preference) I want bullet points [lists=bullets]",
+        "* (alice's preference) I always write British English [spelling=en-GB]",
+        "* (team preference) Numbered lists [lists=numbered]",
+    )
+    plain = _draft_for()
+
+    edit = shaped.actions[1]
+    assert edit.kind == "edit"
+    assert edit.replace.startswith("\n## Q2 report\n\n- Colour-code the milestones")
+    assert "- Organise the review" in edit.replace
+    assert "1." not in edit.replace  # the first line of a key wins; chat text is not read
+    assert plain.actions[1].replace == (
+        "\n## Q2 report\n\nColor-code the milestones on one page. Organize the review with "
+        "everyone involved. Summarize the open questions for the next meeting.\n"
+    )
+
+
+def test_the_draft_behaviour_writes_numbered_lists_in_american_spelling() -> None:
+    edit = _draft_for(
+        "* (bob's preference) I prefer numbered lists [lists=numbered]",
+        "* (bob's preference) Please use American spelling now [spelling=en-US]",
+    ).actions[1]
+    assert edit.replace.splitlines()[4] == "2. Organize the review with everyone involved"
