@@ -8,14 +8,16 @@ then requests the staff and owner trace lists through Django's full middleware s
 client, no network hop) ``--requests`` times per scenario. Use a throwaway database: without
 DATABASE_URL it runs on a temporary SQLite file.
 
-Measured 2026-11-30 on the shared 2-core machine (load average about 5), Postgres, 1,000,000
-model calls, 250,000 turns, 30 requests per scenario; p50 / p99 ms (queries per page):
-no filter 38 / 249 (4); deep page 38 / 64 (4); turns view 48 / 132 (4); owner's workspace
-39 / 47 (5); one agent 33 / 51; model 32 / 37; status 40 / 54; decision 39 / 60; has error
-38 / 50; has feedback 28 / 43; last 30 days 38 / 65; one day 75 days ago 38 / 45; feedback +
-decision 101 / 132; search common word 47 / 59 (5); rare word 28 / 51; word in 2% of calls
-294 / 348 (the slowest case: near the index/walk crossover); no match 23 / 40; search + agent
-138 / 222. Seeding took about 15 minutes (about 1,100 calls a second with their turns).
+Measured 2026-11-30 02:45 UTC on the shared 2-core machine (load average 3 to 5, a test suite
+running beside it), Postgres, 1,000,000 model calls, 250,000 turns, 7,100 pieces of explicit
+feedback, 30 requests per scenario; p50 / p99 ms (queries per page): no filter 21 / 26 (4);
+deep page 16 / 20 (4); turns view 21 / 22 (4); owner's workspace 20 / 22 (5); one agent
+21 / 195; model 20 / 24; status 21 / 23; decision 45 / 52; has error 21 / 22; has feedback
+22 / 26; last 30 days 27 / 28; one day 75 days ago 15 / 16; feedback + decision 91 / 119;
+search common word 26 / 31 (5); rare word 12 / 13 (5); word in 2% of calls 121 / 168 (the
+slowest case: near the index/walk crossover); no match 11 / 18; search + agent 30 / 225.
+Every scenario answers within 300 ms at p99. Seeding took about 5 minutes (about 3,300 calls
+a second with their turns).
 """
 
 from __future__ import annotations
@@ -195,6 +197,56 @@ def seed(args: argparse.Namespace) -> None:
             cursor.execute("ANALYZE")
 
 
+def seed_feedback() -> None:
+    """Explicit feedback (what "has feedback" filters on): the workspace owner's thumbs on
+    every seeded accepted suggestion, and "unnecessary" on every sixth answered question
+    (added to a database seeded before feedback existed, too)."""
+    from django.db import connection
+
+    from agents.models import Feedback, Question, Suggestion
+    from collab.workspaces.models import Membership, Role
+
+    if Feedback.objects.exists():
+        return
+    owner_of = dict(
+        Membership.objects.filter(role=Role.OWNER).values_list("workspace_id", "user_id")
+    )
+    rows = [
+        Feedback(
+            user_id=owner_of[workspace_id],
+            workspace_id=workspace_id,
+            task_id=task_id,
+            turn_id=turn_id,
+            target_kind="suggestion",
+            suggestion_id=pk,
+            rating="up" if pk % 3 else "down",
+        )
+        for pk, task_id, turn_id, workspace_id in Suggestion.objects.values_list(
+            "pk", "task_id", "turn_id", "task__workspace_id"
+        ).iterator()
+    ]
+    rows += [
+        Feedback(
+            user_id=owner_of[workspace_id],
+            workspace_id=workspace_id,
+            task_id=task_id,
+            turn_id=turn_id,
+            target_kind="question",
+            question_id=pk,
+            unnecessary_question=True,
+        )
+        for pk, task_id, turn_id, workspace_id in Question.objects.values_list(
+            "pk", "task_id", "turn_id", "task__workspace_id"
+        ).iterator()
+        if pk % 6 == 0
+    ]
+    Feedback.objects.bulk_create(rows, batch_size=5000)
+    print(f"  seeded {len(rows):,} pieces of feedback", flush=True)
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE agents_feedback")
+
+
 def run(args: argparse.Namespace) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "collab.settings")
     os.environ.setdefault("LOG_LEVEL", "ERROR")
@@ -221,6 +273,7 @@ def run(args: argparse.Namespace) -> None:
     call_command("migrate", verbosity=0)
     print(f"database: {connection.vendor}")
     seed(args)
+    seed_feedback()
     users = get_user_model()
     staff, _ = users.objects.get_or_create(username="bench-staff", defaults={"is_staff": True})
     workspace = Workspace.objects.order_by("id").first()
