@@ -41,6 +41,7 @@ run: $(VENV)/.installed
 	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
+# The threads pool, 8 jobs at once per process (CELERY_WORKER_POOL, CELERY_WORKER_CONCURRENCY).
 worker: $(VENV)/.installed
 	$(VENV)/bin/celery -A collab worker --loglevel INFO
 

@@ -4,7 +4,8 @@
         python bench/turns.py [--turns 200] [--burst 300]
 
 Production mode only (a separate worker process needs Redis): use a throwaway database and
-Redis db. Starts Daphne and one Celery worker (solo pool) as subprocesses, connects a real
+Redis db. Starts Daphne and one Celery worker process as production runs it (the configured
+pool: threads, ``CELERY_WORKER_CONCURRENCY`` jobs at once) as subprocesses, connects a real
 WebSocket client (API token, JSON events) to a task, then:
 
 1. latency, one turn at a time: a person's message mentioning the agent is posted (the
@@ -12,6 +13,21 @@ WebSocket client (API token, JSON events) to a task, then:
    timestamps) → the first streamed token reaches the WebSocket client (client clock);
 2. throughput: ``--burst`` messages on as many tasks are posted at once, and the worker's
    turns per second are counted from the first turn's start to the last turn's end.
+
+Figures on a shared 2-core machine (load 6-9 from other work), ``--turns 100 --burst 200``:
+
+=========================================  ======================  ======================
+                                           before: solo pool,      after: threads x8,
+                                           31 statements/turn      20 statements/turn
+=========================================  ======================  ======================
+posted → turn started, p50 / p99           27.6 / 65.7 ms          30.5 / 162.9 ms
+posted → first token at client, p50 / p99  61.5 / 179 ms           62.7 / 372.8 ms
+turns per second, one worker process       8.0                     20.9
+worker CPU per turn                        37 ms                   21.1 ms
+=========================================  ======================  ======================
+
+(The fewer statements alone, still on the solo pool: 7.4 turns/s and 23.9 ms CPU per turn at
+load 8; latency differences at this load are within the noise.)
 """
 
 from __future__ import annotations
@@ -66,6 +82,7 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from websockets.exceptions import ConnectionClosed
@@ -108,8 +125,7 @@ def run(args: argparse.Namespace) -> None:
             "celery",
             "-A",
             "collab",
-            "worker",
-            "--pool=solo",
+            "worker",  # as production runs it: the configured pool and concurrency
             "--without-heartbeat",
             "--without-mingle",
             "--without-gossip",
@@ -166,8 +182,11 @@ def run(args: argparse.Namespace) -> None:
             started_ms.append((turn.started_at - message_at).total_seconds() * 1000)
         client.close()
 
+        pool = (
+            f"{settings.CELERY_WORKER_POOL} pool, concurrency {settings.CELERY_WORKER_CONCURRENCY}"
+        )
         print(
-            f"bench/turns.py: instant fake model, 1 solo worker, Postgres + Redis; "
+            f"bench/turns.py: instant fake model, 1 worker process ({pool}), Postgres + Redis; "
             f"{args.turns} sequential turns, burst of {args.burst}; sockets lost: {lost}"
         )
         _report("message posted -> turn started in worker", started_ms)
@@ -188,9 +207,10 @@ def run(args: argparse.Namespace) -> None:
         begin = min(t[0] for t in times if t[0])
         end = max(t[1] for t in times if t[1])
         seconds = (end - begin).total_seconds()
+        load = os.getloadavg()[0]
         print(
             f"{'turns per second, one worker process':<46} {args.burst / seconds:7.1f} "
-            f"({args.burst} turns in {seconds:.2f} s)"
+            f"({args.burst} turns in {seconds:.2f} s; load average {load:.1f})"
         )
         cpu = _cpu_seconds(worker.pid) - cpu_before
         print(

@@ -160,6 +160,11 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker process (`celery -A collab worker`, no --pool) runs several jobs at once in threads:
+# an agent turn mostly waits on the database, Redis and the model, and each thread has its own
+# database connection, so row locks keep working between them (docs/agents.md, "Throughput").
+CELERY_WORKER_POOL = env_str("CELERY_WORKER_POOL", "threads")
+CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 8, minimum=1)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -65,8 +65,7 @@ def start_worker(tmp_path: Path) -> Iterator[StartWorker]:
                 "celery",
                 "-A",
                 "collab",
-                "worker",
-                "--pool=solo",
+                "worker",  # the configured pool, as in production (CELERY_WORKER_POOL)
                 "--without-heartbeat",
                 "--without-mingle",
                 "--without-gossip",
@@ -184,3 +183,40 @@ def test_killing_the_worker_mid_turn_applies_no_action_twice(
     assert AgentNote.objects.filter(task=task).count() == 1
     assert Suggestion.objects.filter(task=task).count() == 1
     assert turn.model_calls.count() == 1
+
+
+def test_one_worker_process_runs_turns_of_different_tasks_at_once_but_one_per_agent_and_task(
+    start_worker: StartWorker,
+    workspace: Workspace,
+    alice: User,
+    bob: User,
+    task: Task,
+    tmp_path: Path,
+) -> None:
+    # given an agent whose model pauses half a second between chunks, on two tasks
+    agent = _agent(workspace, alice, task, "Slow", "echo@500")
+    other = task_services.create_task(
+        membership=factories.membership_of(workspace, alice), title="Other"
+    )
+    agent.tasks.add(other)
+    start_worker()  # one process, the production pool (threads)
+
+    # when a turn runs on one task, and meanwhile another is asked for there and one elsewhere
+    # (asked for while the first waits in the queue, they would share its turn)
+    _post(workspace, bob, task, "@Slow first")
+    _wait_for(lambda: Turn.objects.filter(status="running").exists(), "the first turn", tmp_path)
+    _post(workspace, bob, task, "@Slow second")
+    _post(workspace, bob, other, "@Slow elsewhere")
+    _wait_for(lambda: Turn.objects.filter(status="done").count() == 3, "the three turns", tmp_path)
+
+    # then the other task's turn ran while the first task's first turn did
+    first, second = Turn.objects.filter(task=task).order_by("id")
+    elsewhere = Turn.objects.get(task=other)
+    assert elsewhere.started_at < first.finished_at
+    assert first.started_at < elsewhere.finished_at
+    # ... and the first task's second turn only started once its first one had finished
+    assert second.started_at >= first.finished_at
+    replies = list(task.messages.filter(kind=Message.Kind.AGENT).order_by("id"))
+    assert len(replies) == 2
+    assert replies[0].body == "Noted: @Slow first"
+    assert other.messages.get(kind=Message.Kind.AGENT).body == "Noted: @Slow elsewhere"
