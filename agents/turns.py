@@ -549,7 +549,9 @@ def _finish(turn: Turn) -> str:
     it is claimed later, finds no running sibling."""
     from agents.services import enqueue_next_turn
 
-    asked = Action.objects.filter(
+    # A decision with no question cannot have asked one (no query for the common case).
+    kinds = {a.get("kind") for a in (turn.decision or {}).get("actions", [])}
+    asked = (ActionKind.ASK in kinds or turn.decision is None) and Action.objects.filter(
         turn_id=turn.pk, kind=ActionKind.ASK, status=Action.Status.APPLIED
     ).exists()
     status = TurnStatus.WAITING if asked else TurnStatus.DONE

@@ -14,20 +14,20 @@ WebSocket client (API token, JSON events) to a task, then:
 2. throughput: ``--burst`` messages on as many tasks are posted at once, and the worker's
    turns per second are counted from the first turn's start to the last turn's end.
 
-Figures on a shared 2-core machine (load 6-9 from other work), ``--turns 100 --burst 200``:
+Figures on a shared 2-core machine, ``--turns 100 --burst 200``, before (solo pool, 31
+statements per turn) and after (threads pool x8, 19 statements per turn) run back to back:
 
-=========================================  ======================  ======================
-                                           before: solo pool,      after: threads x8,
-                                           31 statements/turn      20 statements/turn
-=========================================  ======================  ======================
-posted → turn started, p50 / p99           27.6 / 65.7 ms          30.5 / 162.9 ms
-posted → first token at client, p50 / p99  61.5 / 179 ms           62.7 / 372.8 ms
-turns per second, one worker process       8.0                     20.9
-worker CPU per turn                        37 ms                   21.1 ms
-=========================================  ======================  ======================
+=========================================  ==================  ==========================
+load average ~2                            before              after
+=========================================  ==================  ==========================
+posted -> turn started, p50 / p99          18.1 / 22.1 ms      18.5-19.7 / 24-28 ms
+posted -> first token at client, p50/p99   39.3 / 45.0 ms      36.0-40.5 / 50-52 ms
+turns per second, one worker process       21.3                36.0-39.4 (solo pool: 25.1)
+worker CPU per turn                        25.6 ms             18.0-20.2 ms
+=========================================  ==================  ==========================
 
-(The fewer statements alone, still on the solo pool: 7.4 turns/s and 23.9 ms CPU per turn at
-load 8; latency differences at this load are within the noise.)
+At load 6-9 (other sessions busy): 8.0 -> 20.9 turns/s, 37 -> 21 ms CPU per turn, first token
+p50 ~62 ms either way.
 """
 
 from __future__ import annotations
