@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents import jobs, llm, services, turns
@@ -542,3 +543,23 @@ def test_the_small_embedded_model_gets_the_workspace_instructions_clipped(
     assert len(small["workspace_instructions"]) == 600
     assert small["workspace_instructions"].endswith("…")
     assert full["workspace_instructions"] == "Be careful. " * 300
+
+
+def test_an_echo_turn_takes_few_database_statements(
+    workspace: Workspace, bob: User, task: Task, mira: Agent, events: list[dict[str, Any]]
+) -> None:
+    """The engine's round trips are its cost (bench/turns.py): a reply-only turn reads the
+    turn and the context, streams, stores the decision, applies the reply and finishes in 19
+    statements (there were 31); savepoints, which only exist inside a test's transaction, aside.
+    """
+    _post(workspace, bob, task, "@Mira plan the offsite")
+    turn = Turn.objects.get()
+
+    with CaptureQueriesContext(connection) as captured:
+        outcome = turns.run_turn(turn_id=turn.pk)
+
+    statements = [
+        q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"].upper()
+    ]
+    assert outcome == TurnStatus.DONE
+    assert len(statements) <= 19, "\n".join(s[:120] for s in statements)
