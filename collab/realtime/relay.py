@@ -235,12 +235,14 @@ def publish_awareness(document_id: int, update: bytes) -> None:
 
 def _publish_redis(document_id: int, update: bytes, *, kind: bytes = KIND_UPDATE) -> None:
     global _sync_client
+    # Numbered and sent under one lock: threads of one worker process (the threads pool) must
+    # not send a document's updates out of order, or rooms would see a gap and re-read the log.
     with _lock:
         if _sync_client is None:
             _sync_client = redis.Redis.from_url(settings.REDIS_URL or "")
         seq = next(_sync_seq[document_id]) if kind == KIND_UPDATE else 0
-    message = encode(kind, _sync_sender, seq, update)
-    _sync_client.publish(document_relay_channel(document_id), message)
+        message = encode(kind, _sync_sender, seq, update)
+        _sync_client.publish(document_relay_channel(document_id), message)
 
 
 def _deliver_in_process(document_id: int, update: bytes, *, kind: bytes = KIND_UPDATE) -> None:
