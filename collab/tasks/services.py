@@ -97,7 +97,7 @@ def post_message(*, membership: Membership, task: Task, body: str) -> Message:
     )
     Task.objects.filter(pk=task.pk).update(updated_at=message.created_at)
     memory.message_posted(message=message, membership=membership)
-    transaction.on_commit(lambda: broadcast.chat_message(message.pk))
+    transaction.on_commit(lambda: broadcast.chat_message(message.pk, message=message))
     from agents.services import handle_human_message  # agents depend on tasks, not back
 
     handle_human_message(message=message)
