@@ -12,6 +12,23 @@
    persistence, no authorisation) in the same run, and the ratio Collab / reference.
 
 The load generator (bench/realtime_load.mjs) runs real Yjs clients in one Node process.
+
+Results (2026-11-30 02:55 UTC, 2-core machine, load average 2 to 2.5, embedded mode, 15 s
+per load; targets: p50 <= 5 ms, p99 <= 20 ms at 100 x 3, fan-out p99 <= 50 ms, no drops,
+ratio to the reference <= 1.0):
+
+    cold load, 50 kB, 10,000 updates     with compaction p50 3.7 ms (no compaction 349 ms)
+    100 documents x 3 clients            p50 0.86 ms  p99  6.88 ms  0 dropped, 0 duplicated
+                                         server CPU 26 %, peak RSS 166 MB
+    fan-out, 1 document x 100 clients    p50 7.77 ms  p99 24.37 ms  0 dropped
+    reference (@y/websocket-server)      100 x 3: p50 0.31 ms, p99 3.39 ms, CPU 5 %;
+                                         fan-out: p50 2.86 ms, p99 12.22 ms
+    ratio Collab / reference             100 x 3: p50 2.75, p99 2.03, CPU 5.1;
+                                         fan-out: p50 2.72, p99 1.99
+
+Every target but the ratio is met. The reference keeps documents in memory with no
+persistence, authorisation or per-frame checks; each Collab frame also crosses Twisted,
+autobahn, Daphne's queue and a Channels consumer before the pycrdt room applies it.
 """
 
 from __future__ import annotations
