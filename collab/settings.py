@@ -162,7 +162,7 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # A worker process (`celery -A collab worker`, no --pool) runs several jobs at once in threads:
 # an agent turn mostly waits on the database, Redis and the model, and each thread has its own
-# database connection, so row locks keep working between them (docs/agents.md, "Throughput").
+# database connection, so row locks keep working between them (ARCHITECTURE.md, "Cost of a turn").
 CELERY_WORKER_POOL = env_str("CELERY_WORKER_POOL", "threads")
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 8, minimum=1)
 CELERY_TASK_SERIALIZER = "json"
