@@ -165,6 +165,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # database connection, so row locks keep working between them (ARCHITECTURE.md, "Cost of a turn").
 CELERY_WORKER_POOL = env_str("CELERY_WORKER_POOL", "threads")
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 8, minimum=1)
+# Jobs reuse database connections as requests do (CONN_MAX_AGE, collab/celery.py); Celery's
+# Django fixup still closes them every this many jobs.
+CELERY_DB_REUSE_MAX = env_int("CELERY_DB_REUSE_MAX", 1000, minimum=1)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

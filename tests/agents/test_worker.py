@@ -204,7 +204,9 @@ def test_one_worker_process_runs_turns_of_different_tasks_at_once_but_one_per_ag
     # when a turn runs on one task, and meanwhile another is asked for there and one elsewhere
     # (asked for while the first waits in the queue, they would share its turn)
     _post(workspace, bob, task, "@Slow first")
-    _wait_for(lambda: Turn.objects.filter(status="running").exists(), "the first turn", tmp_path)
+    # (streaming: its context, and so the message it answers, is read by then)
+    streaming = Turn.objects.filter(status="running", first_token_at__isnull=False)
+    _wait_for(streaming.exists, "the first turn to stream", tmp_path)
     _post(workspace, bob, task, "@Slow second")
     _post(workspace, bob, other, "@Slow elsewhere")
     _wait_for(lambda: Turn.objects.filter(status="done").count() == 3, "the three turns", tmp_path)
