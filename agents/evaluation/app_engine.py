@@ -33,7 +33,7 @@ from agents import services as agent_services
 from agents.evaluation.checks import passes
 from agents.evaluation.models import OracleTask
 from agents.evaluation.results import EpisodeResult
-from agents.evaluation.runner import RunConfig, RunOutput, _owner_marks
+from agents.evaluation.runner import RunConfig, RunOutput, _owner_marks, start_episode
 from agents.evaluation.scenario import Episode, ScenarioSet
 from agents.evaluation.users import (
     AgentOutput,
@@ -450,33 +450,9 @@ def run_app(
                                 profile=profile,
                                 memory=memory_on,
                             )
-                        result = EpisodeResult(
-                            policy=name,
-                            seed=seed,
-                            memory=memory_on,
-                            episode=episode.id,
-                            user=episode.user,
-                            session=episode.session,
-                            template=episode.task.template,
-                            needs_clarification=episode.needs_clarification,
-                            blockers=list(episode.clarification_slots),
+                        result, log_event = start_episode(
+                            out, policy=name, memory=memory_on, seed=seed, episode=episode
                         )
-
-                        def log_event(actor: str, kind: str, text: str, **data: Any) -> None:
-                            out.events.append(
-                                {
-                                    "policy": name,  # noqa: B023 - logged within this episode
-                                    "memory": memory_on,  # noqa: B023
-                                    "seed": seed,  # noqa: B023
-                                    "episode": episode.id,  # noqa: B023
-                                    "session": episode.session,  # noqa: B023
-                                    "actor": actor,
-                                    "kind": kind,
-                                    "text": text,
-                                    **data,
-                                }
-                            )
-
                         play_app_episode(
                             session=sessions[episode.user],
                             episode=episode,

@@ -160,6 +160,36 @@ def _user_factory(config: RunConfig, chat_model: Any) -> Callable[..., ScriptedU
     return make
 
 
+def start_episode(
+    out: RunOutput, *, policy: str, memory: bool, seed: int, episode: Episode
+) -> tuple[EpisodeResult, Callable[..., None]]:
+    """The record of one episode played by a configuration, and the function that logs its
+    events into ``out.events`` (both engines)."""
+    result = EpisodeResult(
+        policy=policy,
+        seed=seed,
+        memory=memory,
+        episode=episode.id,
+        user=episode.user,
+        session=episode.session,
+        template=episode.task.template,
+        needs_clarification=episode.needs_clarification,
+        blockers=list(episode.clarification_slots),
+    )
+    context = {
+        "policy": policy,
+        "memory": memory,
+        "seed": seed,
+        "episode": episode.id,
+        "session": episode.session,
+    }
+
+    def log(actor: str, kind: str, text: str, **data: Any) -> None:
+        out.events.append({**context, "actor": actor, "kind": kind, "text": text, **data})
+
+    return result, log
+
+
 def run_offline(
     scenarios: ScenarioSet,
     config: RunConfig,
@@ -189,34 +219,10 @@ def run_offline(
                     seed=seed,
                 )
                 for episode in episodes:
-                    result = EpisodeResult(
-                        policy=name,
-                        seed=seed,
-                        memory=memory_on,
-                        episode=episode.id,
-                        user=episode.user,
-                        session=episode.session,
-                        template=episode.task.template,
-                        needs_clarification=episode.needs_clarification,
-                        blockers=list(episode.clarification_slots),
+                    result, log = start_episode(
+                        out, policy=name, memory=memory_on, seed=seed, episode=episode
                     )
                     before = _usage(signals)
-
-                    def log(actor: str, kind: str, text: str, **data: Any) -> None:
-                        out.events.append(
-                            {
-                                "policy": name,  # noqa: B023 - logged within this episode
-                                "memory": memory_on,  # noqa: B023
-                                "seed": seed,  # noqa: B023
-                                "episode": episode.id,  # noqa: B023
-                                "session": episode.session,  # noqa: B023
-                                "actor": actor,
-                                "kind": kind,
-                                "text": text,
-                                **data,
-                            }
-                        )
-
                     play_episode(
                         agent=agent,
                         episode=episode,
