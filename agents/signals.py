@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from django.db.models import F
 from pydantic import BaseModel
 
 from agents import llm
@@ -146,8 +145,11 @@ def timed_out(call: SignalCall, seconds: float) -> StructuredAnswer:
     )
 
 
-def record(turn: Turn, profile: ModelProfile, call: SignalCall, answer: StructuredAnswer) -> None:
-    """Log the call as a ModelCall and count it in the turn's tokens and cost."""
+def model_call(
+    turn: Turn, profile: ModelProfile, call: SignalCall, answer: StructuredAnswer
+) -> ModelCall:
+    """The ModelCall row that logs a signal call (not saved: the engine saves it and counts it
+    in the turn's tokens and cost)."""
     from langchain_core.messages import HumanMessage
 
     row = ModelCall(
@@ -164,15 +166,7 @@ def record(turn: Turn, profile: ModelProfile, call: SignalCall, answer: Structur
         error=answer.error,
     )
     row.cost = profile.cost(row.tokens_in, row.tokens_out)
-    row.save()
-    Turn.objects.filter(pk=turn.pk).update(
-        tokens_in=F("tokens_in") + row.tokens_in,
-        tokens_out=F("tokens_out") + row.tokens_out,
-        cost=F("cost") + row.cost,
-    )
-    turn.tokens_in += row.tokens_in
-    turn.tokens_out += row.tokens_out
-    turn.cost += row.cost
+    return row
 
 
 def options(answers: Sequence[StructuredAnswer]) -> dict[str, Any]:

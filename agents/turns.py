@@ -359,7 +359,7 @@ def _model_signals(turn: Turn, profile: ModelProfile, context: dict[str, Any]) -
         for future in futures[len(answers) :]:
             future.cancel()
         for call, answer in zip(calls, answers, strict=False):
-            signals.record(turn, profile, call, answer)
+            _log_call(turn, signals.model_call(turn, profile, call, answer), fields={})
     return signals.options(answers)
 
 
@@ -440,8 +440,9 @@ def _measure(
 
 
 def _log_call(turn: Turn, call: ModelCall, *, fields: dict[str, Any]) -> None:
-    """Log a model call whose decision is not stored (it failed, or the turn was stopped or
-    decided elsewhere meanwhile), and count its tokens on the turn."""
+    """Log a model call that is not stored with a decision (a signal call, or a decision call
+    that failed or whose turn was stopped or decided elsewhere meanwhile), and count its tokens
+    on the turn."""
     call.save()
     Turn.objects.filter(pk=turn.pk).update(
         tokens_in=F("tokens_in") + call.tokens_in,
