@@ -565,10 +565,8 @@ def stream_model(model: BaseChatModel, messages: list[BaseMessage]) -> Iterator[
     try:
         for chunk in model.stream(messages):
             usage = getattr(chunk, "usage_metadata", None) or {}
-            content = chunk.content
-            text = content if isinstance(content, str) else _content_text(content)
             yield StreamPiece(
-                text=text,
+                text=chunk.text,  # langchain-core: the text parts of the content
                 tokens_in=usage.get("input_tokens"),
                 tokens_out=usage.get("output_tokens"),
             )
@@ -576,16 +574,6 @@ def stream_model(model: BaseChatModel, messages: list[BaseMessage]) -> Iterator[
         raise
     except Exception as exc:
         raise ModelError(f"{type(exc).__name__}: {exc}") from exc
-
-
-def _content_text(content: Any) -> str:
-    parts = []
-    for part in content or []:
-        if isinstance(part, str):
-            parts.append(part)
-        elif isinstance(part, dict) and part.get("type") == "text":
-            parts.append(str(part.get("text", "")))
-    return "".join(parts)
 
 
 def estimate_tokens(text: str) -> int:

@@ -187,18 +187,6 @@ def with_schema(prompt: str, schema: type[BaseModel]) -> str:
     return prompt + "\n\nJSON schema:\n" + json.dumps(schema.model_json_schema())[:3000]
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts = []
-    for part in content or []:
-        if isinstance(part, str):
-            parts.append(part)
-        elif isinstance(part, dict) and part.get("type") == "text":
-            parts.append(str(part.get("text", "")))
-    return "".join(parts)
-
-
 def parse_structured(text: str, schema: type[BaseModel]) -> tuple[Any, str]:
     """(value, "") for the first JSON object in `text` that validates against `schema`, else
     (None, why not). Prose around the object is tolerated."""
@@ -229,7 +217,7 @@ def _stream_text(model: Any, prompt: str, stop: Any) -> tuple[str, dict[str, Any
         for chunk in pieces:
             if stop.is_set():
                 raise _Stopped
-            parts.append(_text_of(getattr(chunk, "content", "")))
+            parts.append(chunk.text)  # langchain-core: the text parts of the content
             for key, value in (getattr(chunk, "usage_metadata", None) or {}).items():
                 if value:
                     usage[key] = value
@@ -257,7 +245,7 @@ def ask_structured(
     try:
         if stop is None:
             result = model.invoke(sent)
-            text = _text_of(getattr(result, "content", ""))
+            text = result.text
             usage = getattr(result, "usage_metadata", None) or {}
         else:
             text, usage = _stream_text(model, sent, stop)
