@@ -434,6 +434,23 @@ class AgentNote(models.Model):
 FEEDBACK_COMMENT_MAX = 1000
 
 
+# Which foreign key each kind of feedback target uses (exactly one is set).
+FEEDBACK_TARGETS: dict[str, str] = {
+    "message": "message",
+    "question": "question",
+    "suggestion": "suggestion",
+    "edit": "action",
+}
+
+
+def _exactly_one_feedback_target() -> models.Q:
+    condition = models.Q()
+    for kind, field in FEEDBACK_TARGETS.items():
+        nulls = {f"{other}__isnull": other != field for other in FEEDBACK_TARGETS.values()}
+        condition |= models.Q(target_kind=kind, **nulls)
+    return condition
+
+
 class Feedback(models.Model):
     """One person's feedback on one piece of agent work: an agent chat message, a question
     card, a suggestion card or a direct edit. One row per (person, target); giving feedback
@@ -494,36 +511,7 @@ class Feedback(models.Model):
         ordering = ["-updated_at", "-id"]
         constraints = [
             models.CheckConstraint(
-                condition=(
-                    models.Q(
-                        target_kind="message",
-                        message__isnull=False,
-                        question__isnull=True,
-                        suggestion__isnull=True,
-                        action__isnull=True,
-                    )
-                    | models.Q(
-                        target_kind="question",
-                        message__isnull=True,
-                        question__isnull=False,
-                        suggestion__isnull=True,
-                        action__isnull=True,
-                    )
-                    | models.Q(
-                        target_kind="suggestion",
-                        message__isnull=True,
-                        question__isnull=True,
-                        suggestion__isnull=False,
-                        action__isnull=True,
-                    )
-                    | models.Q(
-                        target_kind="edit",
-                        message__isnull=True,
-                        question__isnull=True,
-                        suggestion__isnull=True,
-                        action__isnull=False,
-                    )
-                ),
+                condition=_exactly_one_feedback_target(),
                 name="feedback_exactly_one_target",
             ),
             models.CheckConstraint(

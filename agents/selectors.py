@@ -10,6 +10,7 @@ from django.http import Http404
 
 from agents.models import (
     ACTIVE_STATUSES,
+    FEEDBACK_TARGETS,
     Action,
     ActionKind,
     Agent,
@@ -224,10 +225,7 @@ class FeedbackWidget:
 
 
 FEEDBACK_TARGET_FIELDS: dict[str, str] = {
-    Feedback.TargetKind.MESSAGE: "message_id",
-    Feedback.TargetKind.QUESTION: "question_id",
-    Feedback.TargetKind.SUGGESTION: "suggestion_id",
-    Feedback.TargetKind.EDIT: "action_id",
+    kind: f"{field}_id" for kind, field in FEEDBACK_TARGETS.items()
 }
 
 
