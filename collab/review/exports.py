@@ -23,6 +23,7 @@ from django.db.models import F, Q, QuerySet
 
 from agents.memory.models import MemoryHistory, Scope
 from agents.models import Feedback, ModelCall, Question, Suggestion, Turn
+from agents.selectors import FEEDBACK_TARGET_FIELDS
 from collab.review.models import ReviewSettings
 from collab.review.privacy import exportable_memory_owners, redact_memory_lines
 from collab.tasks.models import DocumentVersion, Message, Task
@@ -403,9 +404,7 @@ def _feedback(spec: ExportSpec) -> Iterator[Event]:
         "workspace_id",
     )
     for row in rows.iterator(chunk_size=CHUNK):
-        target_id = (
-            row["message_id"] or row["question_id"] or row["suggestion_id"] or row["action_id"]
-        )
+        target_id = row[FEEDBACK_TARGET_FIELDS[row["target_kind"]]]
         yield _event(
             at=row["at"],
             event="feedback.given",
