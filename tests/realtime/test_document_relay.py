@@ -74,3 +74,29 @@ async def test_awareness_is_relayed_without_sequence_checks(relayed):
     manager, redis_relay = relayed
     await redis_relay._dispatch(_message(relay.KIND_AWARENESS, b"o" * 16, 0, b"aw"))
     assert manager.awareness == [b"aw"]
+
+
+def test_threads_of_a_worker_publish_a_documents_updates_in_sequence_order(monkeypatch, settings):
+    # given a worker process whose threads publish updates of one document at once
+    import threading
+    import time
+
+    sent: list[int] = []
+
+    class SlowClient:
+        def publish(self, channel: str, message: bytes) -> None:
+            _, _, seq, _ = relay.decode(message)
+            time.sleep(0.002)  # the network: another thread could overtake here
+            sent.append(seq)
+
+    settings.REDIS_URL = "redis://127.0.0.1:6379/15"
+    monkeypatch.setattr(relay, "_sync_client", SlowClient())
+    monkeypatch.setattr(relay, "_sync_seq", relay.defaultdict(lambda: relay.itertools.count(1)))
+    threads = [threading.Thread(target=relay.publish_update, args=(9, b"u")) for _ in range(20)]
+    # when they all publish
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # then Redis receives them numbered in order, so no room sees a false gap
+    assert sent == list(range(1, 21))
