@@ -8,15 +8,22 @@ threads, and each needs the event loop that owns the channel layer's connections
 * a Celery worker thread or a management command: no loop is around, and calling
   ``async_to_sync`` there makes a fresh loop per call, which channels-redis ≥ 4 answers with
   "Event loop is closed" on the next call. Such code publishes through one long-lived
-  background loop instead (``_publisher_loop``), or, in the embedded single process, through
+  background loop instead (``_background_outbox``), or, in the embedded single process, through
   the web server's own loop, which the ASGI app registers (see ``register_server_loop``).
+
+On the background loop the caller does not wait for Redis: events are handed to one queue and
+sent one after another in the order they were handed over (``_Outbox``), so an agent turn does
+not stop for a round trip per event, and a page still sees a turn's events in order. The queue
+is drained at exit (``flush``), so a management command that publishes and ends loses nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import threading
+from collections import deque
 from collections.abc import Coroutine
 from typing import Any
 
@@ -29,7 +36,6 @@ from collab.realtime.groups import member_group, task_group
 log = logging.getLogger(__name__)
 
 _server_loop: asyncio.AbstractEventLoop | None = None
-_background_loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
 
 
@@ -39,16 +45,65 @@ def register_server_loop(loop: asyncio.AbstractEventLoop) -> None:
     _server_loop = loop
 
 
-def _publisher_loop() -> asyncio.AbstractEventLoop:
-    global _background_loop
-    if _server_loop is not None and _server_loop.is_running():
-        return _server_loop
+class _Outbox:
+    """Coroutines sent one at a time, in the order they were handed over, on one loop; the
+    threads that hand them over do not wait. A failed send is logged and the next one goes."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._pending: deque[Coroutine[Any, Any, None]] = deque()
+        self._draining = False
+
+    def submit(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Thread-safe: queue ``coro`` behind those handed over before it."""
+        self.loop.call_soon_threadsafe(self._push, coro)
+
+    def _push(self, coro: Coroutine[Any, Any, None]) -> None:
+        self._pending.append(coro)
+        if not self._draining:
+            self._draining = True
+            self.loop.create_task(self._drain())
+
+    async def _drain(self) -> None:
+        try:
+            while self._pending:
+                coro = self._pending.popleft()
+                try:
+                    await coro
+                except Exception:  # best-effort, as group_send has always been
+                    log.exception("broadcast failed")
+        finally:
+            self._draining = False
+
+    def flush(self, timeout: float) -> bool:
+        """Wait until everything handed over so far was sent; False if that took too long."""
+        done = threading.Event()
+
+        async def _set() -> None:
+            done.set()
+
+        self.submit(_set())
+        return done.wait(timeout)
+
+
+_outbox: _Outbox | None = None
+
+
+def _background_outbox() -> _Outbox:
+    global _outbox
     with _lock:
-        if _background_loop is None:
+        if _outbox is None:
             loop = asyncio.new_event_loop()
             threading.Thread(target=loop.run_forever, name="broadcast", daemon=True).start()
-            _background_loop = loop
-    return _background_loop
+            _outbox = _Outbox(loop)
+            atexit.register(flush)
+    return _outbox
+
+
+def flush(timeout: float = 5.0) -> bool:
+    """Wait until the events this process handed to the background loop were sent (at exit,
+    and for callers that must know)."""
+    return _outbox.flush(timeout) if _outbox is not None else True
 
 
 def _in_request_thread() -> bool:
@@ -70,8 +125,10 @@ def _run(coro: Coroutine[Any, Any, None]) -> None:
             await coro
 
         async_to_sync(_wrapped)()
+    elif _server_loop is not None and _server_loop.is_running():
+        asyncio.run_coroutine_threadsafe(coro, _server_loop).result(timeout=10)
     else:
-        asyncio.run_coroutine_threadsafe(coro, _publisher_loop()).result(timeout=10)
+        _background_outbox().submit(coro)
 
 
 async def agroup_send(group: str, event: dict[str, Any]) -> None:
