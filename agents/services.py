@@ -666,9 +666,29 @@ def apply_action(*, idempotency_key: str) -> None:
         _type(typing)
 
 
-def _apply_locked(*, action: Action, turn: Turn) -> _Typing | None:
+# Actions whose whole effect is rows of this database (and events on commit).
+_APPLIED_WITH_DECISION = (ActionKind.REPLY, ActionKind.NOTE, ActionKind.FINISH)
+
+
+def apply_with_decision(*, turn: Turn, actions: list[Action]) -> None:
+    """Called by the turn engine in the transaction that stores a decision, whose conditional
+    UPDATE locks the running turn, before the actions are inserted. The leading actions whose
+    whole effect is rows of this database (a reply, a note, finish) are applied there and then,
+    so they are stored already applied: one transaction, so still at most once, and a turn
+    that only replies needs no second one. Skipped actions are passed over. The rest stay
+    pending, in order, for ``apply_action`` after the commit."""
+    for action in actions:
+        if action.status == Action.Status.SKIPPED:
+            continue
+        if action.kind not in _APPLIED_WITH_DECISION:
+            return
+        _apply_locked(action=action, turn=turn, save=False)
+
+
+def _apply_locked(*, action: Action, turn: Turn, save: bool = True) -> _Typing | None:
     """Apply a pending action (the caller holds the locks); a direct edit to be typed live is
-    only planned here, and returned for typing after the commit."""
+    only planned here, and returned for typing after the commit. ``save=False``: the caller
+    inserts the action afterwards (``apply_with_decision``; only for its kinds)."""
     agent = action.turn.agent
     payload = action.payload
     text = payload.get("text", "").strip()
@@ -741,7 +761,8 @@ def _apply_locked(*, action: Action, turn: Turn) -> _Typing | None:
     action.status = Action.Status.APPLIED
     action.result = result
     action.applied_at = timezone.now()
-    action.save(update_fields=["status", "result", "applied_at"])
+    if save:
+        action.save(update_fields=["status", "result", "applied_at"])
     return None
 
 

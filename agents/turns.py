@@ -7,9 +7,10 @@ point (a redelivered job after a worker was killed):
   unique constraint), and a running turn holds a lease that its worker renews while it streams;
   a turn whose lease ran out (its worker died) is taken over by the next delivery;
 * the validated decision and its actions are stored before any of them is applied, so a
-  redelivery never asks the model again once it has decided;
-* each action is applied in its own transaction together with its ``applied`` mark, and is
-  looked up by its idempotency key first, so no action is ever applied twice.
+  redelivery never asks the model again once it has decided; leading replies, notes and finish
+  are the exception: they are applied in that same transaction and stored already applied;
+* every other action is applied in its own transaction together with its ``applied`` mark,
+  and is looked up by its idempotency key first, so no action is ever applied twice.
 """
 
 from __future__ import annotations
@@ -463,12 +464,13 @@ def _store_decision(
     call: ModelCall | None = None,
     stream: tuple[str, str] | None = None,
 ) -> list[str] | None:
-    """Store the decision, its actions (not yet applied), the model call's log and the turn's
-    ``fields`` in one transaction whose first statement is a conditional UPDATE: it matches
-    no row once the turn was stopped or taken over, or was decided by an earlier delivery.
+    """Store the decision, its actions (leading replies, notes and finish applied, the others
+    pending), the model call's log and the turn's ``fields`` in one transaction whose first
+    statement is a conditional UPDATE: it matches no row once the turn was stopped or taken
+    over, or was decided by an earlier delivery.
     ``stream``: the answer's last batch of text (in ``fields``), published once stored.
     Returns the pending actions' keys, or None when an earlier delivery decided."""
-    from agents.services import validate_action
+    from agents.services import apply_with_decision, validate_action
 
     stored = decision.model_dump()
     values = {**fields, "decision": stored, "lease_expires_at": _lease()}
@@ -484,6 +486,8 @@ def _store_decision(
         if updated:
             if call is not None:
                 call.save()
+            if stream is not None:  # the last batch of text, once stored (before a reply's message)
+                transaction.on_commit(functools.partial(events.stream, turn, *stream))
             for index, out in enumerate(decision.actions):
                 payload = out.model_dump()
                 problem = validate_action(turn=turn, kind=out.kind, payload=payload)
@@ -500,10 +504,9 @@ def _store_decision(
                         detail=problem or "",
                     )
                 )
+            apply_with_decision(turn=turn, actions=actions)
             Action.objects.bulk_create(actions)
     if updated:
-        if stream is not None:  # the last batch of text, once it is stored
-            events.stream(turn, *stream)
         turn.decision = stored
         if call is not None:
             turn.tokens_in, turn.tokens_out, turn.cost = (
@@ -537,8 +540,8 @@ def _apply_pending(turn: Turn, keys: list[str] | None = None) -> None:
             .order_by("index")
             .values_list("idempotency_key", flat=True)
         )
-    for number, key in enumerate(keys):
-        if delay and number:
+    for key in keys:
+        if delay:
             time.sleep(delay)  # fault-injection hook for the worker-kill test only
         apply_action(idempotency_key=key)
 
@@ -603,9 +606,11 @@ def run_turn(*, turn_id: int) -> str:
         pending: list[str] | None = None
         if turn.decision is None:
             pending = _decide(turn, profile, document)
-        prepare_assumption(turn=turn)  # a timed-out turn: the document before it acts (Undo)
+        timed_out = turn.trigger == Trigger.TIMEOUT  # only a timed-out turn has an assumption
+        if timed_out:
+            prepare_assumption(turn=turn)  # the document before the turn acts (for Undo)
         _apply_pending(turn, pending)
-        if turn.trigger == Trigger.TIMEOUT:  # only a timed-out turn has an assumption
+        if timed_out:
             announce_assumption(turn_id=turn.pk)  # ... and its "I assumed X" message
     except TurnCancelled:
         return "cancelled"

@@ -262,7 +262,7 @@ AGENTS_IDLE_DOCUMENT_SECONDS = env_int("AGENTS_IDLE_DOCUMENT_SECONDS", 30, minim
 AGENTS_TYPING_SECONDS = env_float("AGENTS_TYPING_SECONDS", 2.0)
 if not 0 <= AGENTS_TYPING_SECONDS <= 30:
     raise ImproperlyConfigured(f"AGENTS_TYPING_SECONDS={AGENTS_TYPING_SECONDS} must be 0 to 30.")
-# Fault injection for the worker-kill test only: a pause between a turn's actions.
+# Fault injection for the worker-kill test only: a pause before each action applied on its own.
 AGENTS_FAULT_ACTION_DELAY_MS = env_int("AGENTS_FAULT_ACTION_DELAY_MS", 0, minimum=0)
 
 LOGGING = {

@@ -98,12 +98,22 @@ def test_agent_messages_never_trigger_agents(task: Task, mira: Agent) -> None:
 
 
 def test_turn_replies_in_chat_and_logs_the_model_call(
-    workspace: Workspace, bob: User, task: Task, mira: Agent, events: list[dict[str, Any]]
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    mira: Agent,
+    events: list[dict[str, Any]],
+    django_capture_on_commit_callbacks: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _post(workspace, bob, task, "@Mira plan the offsite")
     turn = Turn.objects.get()
+    monkeypatch.setattr(
+        broadcast, "chat_message", lambda message_id, **_: events.append({"type": "chat.message"})
+    )
 
-    outcome = turns.run_turn(turn_id=turn.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        outcome = turns.run_turn(turn_id=turn.pk)
 
     turn.refresh_from_db()
     assert outcome == TurnStatus.DONE
@@ -135,15 +145,22 @@ def test_turn_replies_in_chat_and_logs_the_model_call(
     streamed = [e for e in events if e["type"] == "agent.stream"]
     assert streamed
     assert streamed[-1]["text"] == "Noted: @Mira plan the offsite"
+    # The reply is stored with the decision; pages get the last batch of text before it.
+    kinds = [e["type"] for e in events]
+    assert kinds.index("chat.message") > len(kinds) - 1 - kinds[::-1].index("agent.stream")
 
 
 def test_stream_events_carry_the_text_so_far(
-    task: Task, make_agent: Callable[..., Agent], events: list[dict[str, Any]]
+    task: Task,
+    make_agent: Callable[..., Agent],
+    events: list[dict[str, Any]],
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
     agent = make_agent("Slow", behaviour="everything@30")
     turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
 
-    turns.run_turn(turn_id=turn.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        turns.run_turn(turn_id=turn.pk)
 
     texts = [e["text"] for e in events if e["type"] == "agent.stream"]
     assert len(texts) >= 2
@@ -170,26 +187,29 @@ def test_turn_is_not_applied_twice(task: Task, make_agent: Callable[..., Agent])
 def test_redelivery_after_a_partial_apply_applies_only_the_rest(
     task: Task, make_agent: Callable[..., Agent], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    agent = make_agent("Busy", behaviour="everything")
+    agent = make_agent("Busy", behaviour="everything")  # reply, note, suggestion
     turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
     real_apply = services.apply_action
-    applied: list[str] = []
 
-    def die_after_first(*, idempotency_key: str) -> None:
-        if applied:
-            raise SystemExit("worker killed")
-        real_apply(idempotency_key=idempotency_key)
-        applied.append(idempotency_key)
+    def killed(*, idempotency_key: str) -> None:
+        raise SystemExit("worker killed")
 
-    monkeypatch.setattr(services, "apply_action", die_after_first)
+    # The reply and the note are stored applied with the decision; the worker dies before the
+    # suggestion, the one action applied on its own after that.
+    monkeypatch.setattr(services, "apply_action", killed)
     with pytest.raises(SystemExit):
         turns.run_turn(turn_id=turn.pk)
+    assert list(
+        Action.objects.filter(turn=turn).order_by("index").values_list("status", flat=True)
+    ) == ["applied", "applied", "pending"]
     monkeypatch.setattr(services, "apply_action", real_apply)
     Turn.objects.filter(pk=turn.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
 
     turns.run_turn(turn_id=turn.pk)
 
     assert _agent_messages(task) == ["Working on it."]
+    assert AgentNote.objects.filter(task=task).count() == 1
+    assert Suggestion.objects.filter(task=task).count() == 1
     assert (
         list(Action.objects.filter(turn=turn).values_list("status", flat=True)) == ["applied"] * 3
     )
@@ -549,9 +569,9 @@ def test_an_echo_turn_takes_few_database_statements(
     workspace: Workspace, bob: User, task: Task, mira: Agent, events: list[dict[str, Any]]
 ) -> None:
     """The engine's round trips are its cost (bench/turns.py): a reply-only turn reads the
-    turn and the context, streams, stores the decision, applies the reply and finishes in 19
-    statements (there were 31); savepoints, which only exist inside a test's transaction, aside.
-    """
+    turn and the context, streams, stores the decision with the reply applied, and finishes in
+    17 statements (there were 31, then 19); savepoints, which only exist inside a test's
+    transaction, aside."""
     _post(workspace, bob, task, "@Mira plan the offsite")
     turn = Turn.objects.get()
 
@@ -562,4 +582,4 @@ def test_an_echo_turn_takes_few_database_statements(
         q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"].upper()
     ]
     assert outcome == TurnStatus.DONE
-    assert len(statements) <= 19, "\n".join(s[:120] for s in statements)
+    assert len(statements) <= 17, "\n".join(s[:120] for s in statements)

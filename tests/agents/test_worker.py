@@ -164,7 +164,8 @@ def test_killing_the_worker_mid_turn_applies_no_action_twice(
     def applied() -> int:
         return Action.objects.filter(turn=turn, status=Action.Status.APPLIED).count()
 
-    # when the worker is killed after the first action and before the others
+    # when the worker is killed after the reply and the note (applied with the decision) and
+    # before the suggestion (applied on its own, after the pause)
     _wait_for(lambda: applied() >= 1, "the first action", tmp_path)
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
