@@ -38,6 +38,17 @@ and Celery's delivery to a pool thread. Targets: p50 <= 15 ms, p99 <= 50 ms, >= 
 Then with database connections reused between jobs (CELERY_DB_REUSE_MAX, collab/celery.py;
 before, every job opened a new Postgres connection), same machine, load 0.7: turn started p50
 11.8 / p99 15.0 ms; first token p50 25.3 / p99 33.8 ms; 58.2 turns/s; 15.6 ms CPU per turn.
+
+The lines "since posting" split the first-token latency by the clock the three processes share:
+when ``post_message`` returned, when the worker started the turn, when it stored the first
+token. The "floor" lines, measured last, are what any turn costs at least on this machine: the
+worker's CPU for a Celery job that does nothing, and in this process one ORM UPDATE by primary
+key, one event sent to Redis, and the instant fake model's answer streamed and validated.
+2026-11-30 (a slower machine: the commit above measured 27-31 ms CPU per turn), after events
+went through one ordered outbox and replies were stored applied with the decision (17
+statements): turn started p50 17.7 / p99 25.6 ms; first token p50 42.4 / p99 56.2 ms (returned
+12.0, started 18.1, stored 34.7 ms); 27.0 turns/s; 33.1 ms CPU per turn; floors 1.10, 0.33,
+0.45 and 0.49 ms.
 """
 
 from __future__ import annotations
@@ -55,6 +66,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DAPHNE = [sys.executable, "-m", "daphne", "-b", "127.0.0.1"]
+STAGES = (
+    "post_message returned (web side)",
+    "turn started (worker)",
+    "first token stored (worker)",
+)
 
 
 def _free_port() -> int:
@@ -172,9 +188,13 @@ def run(args: argparse.Namespace) -> None:
 
         started_ms: list[float] = []
         first_token_ms: list[float] = []
+        # Where the time goes, from the wall clock shared by the three processes.
+        stages: dict[str, list[float]] = {name: [] for name in STAGES}
         for n in range(args.turns):
             t0 = time.perf_counter()
+            posted_at = time.time()
             post(task, f"@Quick number {n}")
+            returned_ms = (time.time() - posted_at) * 1000
             try:
                 first = _first_stream(client)
                 first_token_ms.append((time.perf_counter() - t0) * 1000)
@@ -190,6 +210,17 @@ def run(args: argparse.Namespace) -> None:
             message_at = turn.task.messages.get(pk=turn.inputs["message_ids"][0]).created_at
             assert turn.started_at is not None
             started_ms.append((turn.started_at - message_at).total_seconds() * 1000)
+            assert turn.first_token_at is not None
+            for name, ms in zip(
+                STAGES,
+                (
+                    returned_ms,
+                    (turn.started_at.timestamp() - posted_at) * 1000,
+                    (turn.first_token_at.timestamp() - posted_at) * 1000,
+                ),
+                strict=True,
+            ):
+                stages[name].append(ms)
         client.close()
 
         pool = (
@@ -201,6 +232,8 @@ def run(args: argparse.Namespace) -> None:
         )
         _report("message posted -> turn started in worker", started_ms)
         _report("message posted -> first token at WebSocket client", first_token_ms)
+        for name, values in stages.items():
+            _report(f"  since posting: {name}", values)
 
         tasks = [create_task(membership=member, title=f"Burst {n}") for n in range(args.burst)]
         first_id = Turn.objects.order_by("-id").values_list("id", flat=True).first() or 0
@@ -227,6 +260,7 @@ def run(args: argparse.Namespace) -> None:
             f"{'worker CPU per turn (user + system)':<46} {cpu / args.burst * 1000:7.1f} ms "
             f"-> at most {args.burst / cpu:.0f} turns per CPU-second"
         )
+        _floor(worker.pid, task, profile.pk)
     finally:
         for process in (worker, server):
             process.terminate()
@@ -234,6 +268,69 @@ def run(args: argparse.Namespace) -> None:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+def _floor(
+    worker_pid: int, task: Any, profile_id: int, jobs: int = 500, statements: int = 300
+) -> None:
+    """What any turn costs at least on this machine, whatever the turn engine does: the worker's
+    CPU for a Celery job that does nothing (``celery.accumulate``, same broker, acks and pool),
+    and, in this process, one ORM statement (an UPDATE by primary key), one event published to
+    Redis, and the instant fake model's answer streamed through langchain-core and validated."""
+    import redis
+    from django.conf import settings
+    from django.utils import timezone
+    from langchain_core.messages import HumanMessage
+
+    from agents import llm
+    from agents.models import ModelProfile, Turn
+    from collab.celery import app
+    from collab.realtime import broadcast
+
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    unacked = broker.hlen("unacked")  # delivered, not yet acknowledged (acks_late)
+    cpu_before = _cpu_seconds(worker_pid)
+    for n in range(jobs):
+        app.send_task("celery.accumulate", args=(n,))
+    deadline = time.monotonic() + 120
+    while broker.llen("celery") or broker.hlen("unacked") > unacked:
+        if time.monotonic() > deadline:
+            raise SystemExit("the no-op jobs did not finish in 2 minutes")
+        time.sleep(0.05)
+    job_ms = (_cpu_seconds(worker_pid) - cpu_before) / jobs * 1000
+
+    def cpu_ms(fn: Any, n: int) -> float:
+        fn()
+        begin = time.process_time()
+        for _ in range(n):
+            fn()
+        return (time.process_time() - begin) / n * 1000
+
+    turn_id = Turn.objects.filter(task=task).values_list("pk", flat=True).first()
+    update_ms = cpu_ms(
+        lambda: Turn.objects.filter(pk=turn_id, status="done").update(
+            lease_expires_at=timezone.now()
+        ),
+        statements,
+    )
+
+    def publish() -> None:
+        broadcast.group_send("bench-floor", {"type": "x"})
+        broadcast.flush()
+
+    publish_ms = cpu_ms(publish, statements)
+    profile = ModelProfile.objects.get(pk=profile_id)
+    prompt = [HumanMessage("@Quick number 1")]
+
+    def answer() -> None:
+        text = "".join(p.text for p in llm.stream_model(llm.build_chat_model(profile), prompt))
+        llm.parse_decision(profile, text)
+
+    model_ms = cpu_ms(answer, statements)
+    print(f"{'floor: worker CPU for a no-op Celery job':<46} {job_ms:7.2f} ms")
+    print(f"{'floor: one ORM UPDATE by primary key (CPU)':<46} {update_ms:7.2f} ms")
+    print(f"{'floor: one event published to Redis (CPU)':<46} {publish_ms:7.2f} ms")
+    print(f"{'floor: instant fake model streamed and parsed':<46} {model_ms:7.2f} ms")
 
 
 def _cpu_seconds(pid: int) -> float:
