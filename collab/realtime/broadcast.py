@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import logging
 import threading
 from collections import deque
@@ -47,18 +48,36 @@ def register_server_loop(loop: asyncio.AbstractEventLoop) -> None:
 
 class _Outbox:
     """Coroutines sent one at a time, in the order they were handed over, on one loop; the
-    threads that hand them over do not wait. A failed send is logged and the next one goes."""
+    threads that hand them over do not wait. A send that fails or takes longer than
+    ``send_timeout`` seconds is logged and the next one goes; while more than ``max_pending``
+    wait (Redis is down or stuck), new ones are dropped with a warning, so memory stays bounded.
+    Pages that missed an event catch up from the database when they reconnect or reload."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        send_timeout: float = 10.0,
+        max_pending: int = 10_000,
+    ) -> None:
         self.loop = loop
+        self.send_timeout = send_timeout
+        self.max_pending = max_pending
         self._pending: deque[Coroutine[Any, Any, None]] = deque()
         self._draining = False
+        self.dropped = 0
 
     def submit(self, coro: Coroutine[Any, Any, None]) -> None:
         """Thread-safe: queue ``coro`` behind those handed over before it."""
         self.loop.call_soon_threadsafe(self._push, coro)
 
-    def _push(self, coro: Coroutine[Any, Any, None]) -> None:
+    def _push(self, coro: Coroutine[Any, Any, None], *, marker: bool = False) -> None:
+        if len(self._pending) >= self.max_pending and not marker:
+            coro.close()
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 1000 == 0:
+                log.warning("broadcast backlog full: %s events dropped so far", self.dropped)
+            return
         self._pending.append(coro)
         if not self._draining:
             self._draining = True
@@ -69,7 +88,7 @@ class _Outbox:
             while self._pending:
                 coro = self._pending.popleft()
                 try:
-                    await coro
+                    await asyncio.wait_for(coro, self.send_timeout)
                 except Exception:  # best-effort, as group_send has always been
                     log.exception("broadcast failed")
         finally:
@@ -82,7 +101,7 @@ class _Outbox:
         async def _set() -> None:
             done.set()
 
-        self.submit(_set())
+        self.loop.call_soon_threadsafe(functools.partial(self._push, _set(), marker=True))
         return done.wait(timeout)
 
 

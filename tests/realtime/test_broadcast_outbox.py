@@ -100,3 +100,56 @@ def test_group_send_from_a_plain_thread_reaches_the_group() -> None:
         assert message == {"type": "t", "n": 1}
     finally:
         async_to_sync(layer.group_discard)(group, channel)
+
+
+def test_a_stuck_send_is_given_up_after_its_timeout() -> None:
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    outbox = broadcast._Outbox(loop, send_timeout=0.05)
+    sent: list[str] = []
+
+    async def stuck() -> None:
+        await asyncio.Event().wait()  # Redis never answers
+
+    async def fine() -> None:
+        sent.append("fine")
+
+    try:
+        outbox.submit(stuck())
+        outbox.submit(fine())
+        assert outbox.flush(10)
+        assert sent == ["fine"]
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
+
+
+def test_while_the_backlog_is_full_new_events_are_dropped_not_queued() -> None:
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    outbox = broadcast._Outbox(loop, max_pending=3)
+    release = threading.Event()
+    sent: list[int] = []
+
+    async def send(number: int) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, release.wait, 10)
+        sent.append(number)
+
+    try:
+        for number in range(10):
+            outbox.submit(send(number))
+        handed_over = threading.Event()
+        loop.call_soon_threadsafe(handed_over.set)  # after the ten hand-overs
+        assert handed_over.wait(10)
+        release.set()
+        assert outbox.flush(10)
+        # at most one was being sent and three waited; the others were dropped
+        assert sent in ([0, 1, 2], [0, 1, 2, 3])
+        assert outbox.dropped == 10 - len(sent)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
