@@ -51,7 +51,7 @@ class _Outbox:
     threads that hand them over do not wait. A send that fails or takes longer than
     ``send_timeout`` seconds is logged and the next one goes; while more than ``max_pending``
     wait (Redis is down or stuck), new ones are dropped with a warning, so memory stays bounded.
-    Pages that missed an event catch up from the database when they reconnect or reload."""
+    A page that missed an event shows its outcome after a reload: the database is the record."""
 
     def __init__(
         self,
