@@ -23,7 +23,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -88,7 +88,7 @@ def _lease() -> Any:
 class Claim:
     turn: Turn | None
     outcome: str
-    resume: list[int] = field(default_factory=list)
+    profile: ModelProfile | None = None  # the turn's resolved model profile, once claimed
 
 
 _CLAIM_RELATED = (
@@ -142,7 +142,7 @@ def _claim(turn_id: int) -> Claim:
             for name, value in claimed.items():
                 setattr(turn, name, value)
             transaction.on_commit(lambda: events.turn_changed(turn_id, turn=turn))
-            return Claim(turn, "claimed")
+            return Claim(turn, "claimed", profile)
     return _claim_locked(turn_id)
 
 
@@ -208,7 +208,7 @@ def _claim_locked(turn_id: int) -> Claim:
         except IntegrityError:
             return Claim(None, "blocked")
         transaction.on_commit(lambda: events.turn_changed(turn_id, turn=turn))
-    return Claim(turn, "claimed")
+    return Claim(turn, "claimed", profile)
 
 
 # --- Deciding ---------------------------------------------------------------------------------
@@ -579,8 +579,8 @@ def run_turn(*, turn_id: int) -> str:
     from agents.services import announce_assumption, fail_turn, prepare_assumption
 
     claim = _claim(turn_id)
-    turn = claim.turn
-    if turn is None:
+    turn, profile = claim.turn, claim.profile
+    if turn is None or profile is None:
         return claim.outcome
     document: Document | None = None
     document_id: int | None = presence.LOOK_UP
@@ -593,7 +593,6 @@ def run_turn(*, turn_id: int) -> str:
                 return "over budget"
         document = Document.objects.filter(task_id=turn.task_id).only("text").first()
         document_id = document.pk if document is not None else None
-    profile = llm.resolve_profile(turn.agent.model_profile)
     presence.show(
         turn_id=turn.pk,
         agent_id=turn.agent_id,

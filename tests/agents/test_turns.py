@@ -583,3 +583,27 @@ def test_an_echo_turn_takes_few_database_statements(
     ]
     assert outcome == TurnStatus.DONE
     assert len(statements) <= 17, "\n".join(s[:120] for s in statements)
+
+
+def test_the_site_default_profile_is_looked_up_once_a_turn(
+    workspace: Workspace,
+    alice: User,
+    task: Task,
+    make_profile: Callable[..., ModelProfile],
+    settings: Any,
+) -> None:
+    """An agent with no profile of its own answers with ``AGENTS_DEFAULT_PROFILE``: the claim
+    resolves it and the rest of the turn uses that one (it is not read again)."""
+    default = make_profile("echo")
+    settings.AGENTS_DEFAULT_PROFILE = default.name
+    agent = services.create_agent(membership=factories.membership_of(workspace, alice), name="Ada")
+    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+
+    with CaptureQueriesContext(connection) as captured:
+        outcome = turns.run_turn(turn_id=turn.pk)
+
+    by_name = 'WHERE "agents_modelprofile"."name"'
+    lookups = [q["sql"] for q in captured.captured_queries if by_name in q["sql"]]
+    assert outcome == TurnStatus.DONE
+    assert Turn.objects.get(pk=turn.pk).model == default.model
+    assert len(lookups) == 1, lookups
