@@ -197,17 +197,9 @@ def _rows_by_id(ids: Sequence[int], now: datetime) -> list[search.TurnRow]:
         )
         rows = cursor.fetchall()
     return [
-        search.TurnRow(
-            reason="relevant",
-            id=int(row[0]),
-            owner_id=int(row[1]),
-            scope=row[2],
-            kind=row[3],
-            key=row[4],
-            value=row[5],
-            text=row[6],
-            confidence=float(row[7]),
-            pinned=bool(row[8]),
+        search.TurnRow.from_columns(
+            "relevant",
+            row[:9],
             score=0.0,
             relevance=0.0,
             weight=_weight(float(row[7]), _aware(row[9]), now),

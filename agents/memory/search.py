@@ -7,6 +7,7 @@ only within one call.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -190,6 +191,27 @@ class TurnRow:
     relevance: float = 1.0  # full-text relevance scaled to the best match's (0..1)
     weight: float = 1.0  # (0.5 + 0.5 confidence) * (0.5 + 0.5 recency)
 
+    @classmethod
+    def from_columns(
+        cls, reason: str, columns: Sequence[Any], *, score: float, relevance: float, weight: float
+    ) -> TurnRow:
+        """A row from the values of ``_COLUMNS``, in that order."""
+        return cls(
+            reason=reason,
+            id=int(columns[0]),
+            owner_id=int(columns[1]),
+            scope=columns[2],
+            kind=columns[3],
+            key=columns[4],
+            value=columns[5],
+            text=columns[6],
+            confidence=float(columns[7]),
+            pinned=bool(columns[8]),
+            score=score,
+            relevance=relevance,
+            weight=weight,
+        )
+
 
 @dataclass(frozen=True)
 class Whose:
@@ -282,17 +304,9 @@ def turn_rows(
     profile = [row for row in rows if row[0] == "profile"]
     relevant = sorted((row for row in rows if row[0] != "profile"), key=lambda r: (-r[10], -r[1]))
     return [
-        TurnRow(
-            reason=row[0],
-            id=int(row[1]),
-            owner_id=int(row[2]),
-            scope=row[3],
-            kind=row[4],
-            key=row[5],
-            value=row[6],
-            text=row[7],
-            confidence=float(row[8]),
-            pinned=bool(row[9]),
+        TurnRow.from_columns(
+            row[0],
+            row[1:10],
             score=float(row[10]),
             relevance=float(row[11]),
             weight=float(row[12]),
