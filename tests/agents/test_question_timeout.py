@@ -78,18 +78,24 @@ def _time_out(agent: Agent, task: Task) -> tuple[Question, Turn]:
     return question, Turn.objects.get(pk=turn_id)
 
 
-def test_asking_schedules_the_timeout_on_commit(
-    curious: Agent,
-    task: Task,
-    monkeypatch: pytest.MonkeyPatch,
-    django_capture_on_commit_callbacks: Any,
-) -> None:
-    scheduled: list[tuple[Any, int]] = []
+@pytest.fixture
+def scheduled(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, int]]:
+    """The timeout checks enqueued, as (args, countdown), instead of sent to the broker."""
+    enqueued: list[tuple[Any, int]] = []
     monkeypatch.setattr(
         jobs.question_timeout_job,
         "apply_async",
-        lambda args, countdown: scheduled.append((args, countdown)),
+        lambda args, countdown: enqueued.append((args, countdown)),
     )
+    return enqueued
+
+
+def test_asking_schedules_the_timeout_on_commit(
+    curious: Agent,
+    task: Task,
+    scheduled: list[tuple[Any, int]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         question = _ask(curious, task)
 
@@ -99,15 +105,11 @@ def test_asking_schedules_the_timeout_on_commit(
 def test_an_agent_set_to_wait_forever_schedules_nothing(
     curious: Agent,
     task: Task,
-    monkeypatch: pytest.MonkeyPatch,
+    scheduled: list[tuple[Any, int]],
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     Agent.objects.filter(pk=curious.pk).update(question_timeout_minutes=0)
     curious.refresh_from_db()
-    scheduled: list[Any] = []
-    monkeypatch.setattr(
-        jobs.question_timeout_job, "apply_async", lambda *a, **k: scheduled.append(a)
-    )
     with django_capture_on_commit_callbacks(execute=True):
         question = _ask(curious, task)
 
@@ -173,18 +175,12 @@ def test_a_duplicate_timeout_job_resumes_the_agent_once(curious: Agent, task: Ta
 def test_a_job_that_fires_before_a_raised_timeout_waits_for_it(
     curious: Agent,
     task: Task,
-    monkeypatch: pytest.MonkeyPatch,
+    scheduled: list[tuple[Any, int]],
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    question = _ask(curious, task)
+    question = _ask(curious, task)  # (its own check is enqueued only on a commit: none here)
     Agent.objects.filter(pk=curious.pk).update(question_timeout_minutes=30)
     _age(question, 11)
-    scheduled: list[tuple[Any, int]] = []
-    monkeypatch.setattr(
-        jobs.question_timeout_job,
-        "apply_async",
-        lambda args, countdown: scheduled.append((args, countdown)),
-    )
 
     with django_capture_on_commit_callbacks(execute=True):
         assert jobs.question_timeout_job(question.pk) is None
