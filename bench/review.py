@@ -29,8 +29,10 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 WORDS = [
     "offsite",
@@ -211,35 +213,32 @@ def seed_feedback() -> None:
     owner_of = dict(
         Membership.objects.filter(role=Role.OWNER).values_list("workspace_id", "user_id")
     )
-    rows = [
-        Feedback(
-            user_id=owner_of[workspace_id],
-            workspace_id=workspace_id,
-            task_id=task_id,
-            turn_id=turn_id,
-            target_kind="suggestion",
-            suggestion_id=pk,
-            rating="up" if pk % 3 else "down",
-        )
-        for pk, task_id, turn_id, workspace_id in Suggestion.objects.values_list(
+
+    def on(model: Any, kind: str, fields: Callable[[int], dict[str, Any] | None]) -> list[Any]:
+        """The owner's feedback on every ``model`` row for which ``fields(pk)`` gives fields."""
+        rows = []
+        for pk, task_id, turn_id, workspace_id in model.objects.values_list(
             "pk", "task_id", "turn_id", "task__workspace_id"
-        ).iterator()
-    ]
-    rows += [
-        Feedback(
-            user_id=owner_of[workspace_id],
-            workspace_id=workspace_id,
-            task_id=task_id,
-            turn_id=turn_id,
-            target_kind="question",
-            question_id=pk,
-            unnecessary_question=True,
-        )
-        for pk, task_id, turn_id, workspace_id in Question.objects.values_list(
-            "pk", "task_id", "turn_id", "task__workspace_id"
-        ).iterator()
-        if pk % 6 == 0
-    ]
+        ).iterator():
+            extra = fields(pk)
+            if extra is not None:
+                rows.append(
+                    Feedback(
+                        user_id=owner_of[workspace_id],
+                        workspace_id=workspace_id,
+                        task_id=task_id,
+                        turn_id=turn_id,
+                        target_kind=kind,
+                        **{f"{kind}_id": pk},
+                        **extra,
+                    )
+                )
+        return rows
+
+    rows = on(Suggestion, "suggestion", lambda pk: {"rating": "up" if pk % 3 else "down"})
+    rows += on(
+        Question, "question", lambda pk: {"unnecessary_question": True} if pk % 6 == 0 else None
+    )
     Feedback.objects.bulk_create(rows, batch_size=5000)
     print(f"  seeded {len(rows):,} pieces of feedback", flush=True)
     if connection.vendor == "postgresql":
