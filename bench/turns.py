@@ -271,7 +271,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def _floor(
-    worker_pid: int, task: Any, profile_id: int, jobs: int = 500, statements: int = 300
+    worker_pid: int, task: Any, profile_id: int, jobs: int = 500, repeat: int = 300
 ) -> None:
     """What any turn costs at least on this machine, whatever the turn engine does: the worker's
     CPU for a Celery job that does nothing (``celery.accumulate``, same broker, acks and pool),
@@ -311,14 +311,14 @@ def _floor(
         lambda: Turn.objects.filter(pk=turn_id, status="done").update(
             lease_expires_at=timezone.now()
         ),
-        statements,
+        repeat,
     )
 
     def publish() -> None:
         broadcast.group_send("bench-floor", {"type": "x"})
         broadcast.flush()
 
-    publish_ms = cpu_ms(publish, statements)
+    publish_ms = cpu_ms(publish, repeat)
     profile = ModelProfile.objects.get(pk=profile_id)
     prompt = [HumanMessage("@Quick number 1")]
 
@@ -326,7 +326,7 @@ def _floor(
         text = "".join(p.text for p in llm.stream_model(llm.build_chat_model(profile), prompt))
         llm.parse_decision(profile, text)
 
-    model_ms = cpu_ms(answer, statements)
+    model_ms = cpu_ms(answer, repeat)
     print(f"{'floor: worker CPU for a no-op Celery job':<46} {job_ms:7.2f} ms")
     print(f"{'floor: one ORM UPDATE by primary key (CPU)':<46} {update_ms:7.2f} ms")
     print(f"{'floor: one event published to Redis (CPU)':<46} {publish_ms:7.2f} ms")
