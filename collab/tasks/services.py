@@ -57,9 +57,8 @@ def set_task_status(*, membership: Membership, task: Task, status: str) -> Task:
     if status == current:
         task.status = current
         return task
-    task.status = current
     TaskStatusChange.objects.create(
-        task=task, from_status=task.status, to_status=status, changed_by=membership.user
+        task=task, from_status=current, to_status=status, changed_by=membership.user
     )
     task.status = status
     task.save(update_fields=["status", "updated_at"])
