@@ -369,10 +369,11 @@ def memory_subject(*, turn: Turn, person: str) -> User | None:
     return member.user if present else None
 
 
-def _memory_problem(*, turn: Turn, payload: dict[str, Any]) -> str | None:
+def _memory_problem(*, subject: User | None, payload: dict[str, Any]) -> str | None:
+    """Why a ``remember`` about ``subject`` (``memory_subject``) must be refused, or None."""
     from agents.memory import services as memory
 
-    if memory_subject(turn=turn, person=str(payload.get("person", ""))) is None:
+    if subject is None:
         return "the person is not someone present in this task"
     try:
         memory.check_proposal(
@@ -393,7 +394,8 @@ def validate_action(*, turn: Turn, kind: str, payload: dict[str, Any]) -> str | 
     if kind in needs_text and not text:
         return "empty text"
     if kind == ActionKind.REMEMBER:
-        return _memory_problem(turn=turn, payload=payload)
+        subject = memory_subject(turn=turn, person=str(payload.get("person", "")))
+        return _memory_problem(subject=subject, payload=payload)
     if kind in (ActionKind.SUGGEST, ActionKind.EDIT):
         find, replace = payload.get("find", ""), payload.get("replace", "")
         if not find and not replace.strip():
@@ -751,13 +753,15 @@ def _apply_locked(*, action: Action, turn: Turn, save: bool = True) -> _Typing |
                 result["as_suggestion"] = True
             transaction.on_commit(lambda: events.suggestion_changed(suggestion.pk, created=True))
     elif action.kind == ActionKind.REMEMBER:
-        problem = _memory_problem(turn=turn, payload=payload)
+        subject = memory_subject(turn=turn, person=str(payload.get("person", "")))
+        problem = _memory_problem(subject=subject, payload=payload)
         if problem is not None:  # e.g. the person left the workspace since the decision
             action.status = Action.Status.SKIPPED
             action.detail = problem
             action.save(update_fields=["status", "detail"])
             return None
-        result.update(_remember(turn=turn, payload=payload))
+        assert subject is not None  # no problem: someone present
+        result.update(_remember(turn=turn, subject=subject, payload=payload))
     action.status = Action.Status.APPLIED
     action.result = result
     action.applied_at = timezone.now()
@@ -766,15 +770,13 @@ def _apply_locked(*, action: Action, turn: Turn, save: bool = True) -> _Typing |
     return None
 
 
-def _remember(*, turn: Turn, payload: dict[str, Any]) -> dict[str, Any]:
+def _remember(*, turn: Turn, subject: User, payload: dict[str, Any]) -> dict[str, Any]:
     """An agent's ``remember``: proposed through the memory service, so the person's settings
     decide (memory off: ignored; review first: waits in their inbox; else reconciled now)."""
     from agents.memory import services as memory
     from agents.memory.extractors import Proposal
     from agents.memory.models import Source
 
-    subject = memory_subject(turn=turn, person=str(payload.get("person", "")))
-    assert subject is not None  # checked by the caller
     outcome = memory.propose(
         owner=subject,
         proposal=Proposal(
@@ -850,24 +852,25 @@ def expire_question(*, question_id: int) -> Turn | None:
     )
 
 
-@transaction.atomic
 def prepare_assumption(*, turn: Turn) -> Assumption | None:
-    """Before a timed-out turn acts: remember the document as it is, for Undo (once)."""
+    """Before a timed-out turn acts: remember the document as it is, for Undo (once). Any
+    other turn has no assumption: no query, no transaction."""
     if turn.trigger != Trigger.TIMEOUT:
         return None
-    existing = Assumption.objects.filter(turn=turn).first()
-    if existing is not None:
-        return existing
-    question = Question.objects.get(pk=turn.inputs["question_id"])
-    version = documents.record_document_version(task=turn.task)
-    return Assumption.objects.create(
-        task_id=turn.task_id,
-        agent_id=turn.agent_id,
-        question=question,
-        turn=turn,
-        version_before=version,
-        minutes=int(turn.inputs.get("minutes") or turn.agent.question_timeout_minutes),
-    )
+    with transaction.atomic():
+        existing = Assumption.objects.filter(turn=turn).first()
+        if existing is not None:
+            return existing
+        question = Question.objects.get(pk=turn.inputs["question_id"])
+        version = documents.record_document_version(task=turn.task)
+        return Assumption.objects.create(
+            task_id=turn.task_id,
+            agent_id=turn.agent_id,
+            question=question,
+            turn=turn,
+            version_before=version,
+            minutes=int(turn.inputs.get("minutes") or turn.agent.question_timeout_minutes),
+        )
 
 
 def _assumption_text(turn: Turn, assumption: Assumption) -> str:

@@ -605,11 +605,9 @@ def run_turn(*, turn_id: int) -> str:
         pending: list[str] | None = None
         if turn.decision is None:
             pending = _decide(turn, profile, document)
-        timed_out = turn.trigger == Trigger.TIMEOUT  # only a timed-out turn has an assumption
-        if timed_out:
-            prepare_assumption(turn=turn)  # the document before the turn acts (for Undo)
+        prepare_assumption(turn=turn)  # a timed-out turn: the document before it acts (Undo)
         _apply_pending(turn, pending)
-        if timed_out:
+        if turn.trigger == Trigger.TIMEOUT:  # only a timed-out turn has an assumption
             announce_assumption(turn_id=turn.pk)  # ... and its "I assumed X" message
     except TurnCancelled:
         return "cancelled"
