@@ -244,15 +244,17 @@ def _echo(messages: list[BaseMessage]) -> str:
     return _decision({"kind": "reply", "text": f"Noted: {said}" if said else "Hello."})
 
 
-def _suggest(messages: list[BaseMessage]) -> str:
+def _checklist_line(kind: str, said: str, line: str) -> str:
+    """A reply and one appended checklist line, as a suggestion or a direct edit."""
     return _decision(
-        {"kind": "reply", "text": "I propose adding a line to the document."},
-        {
-            "kind": "suggest",
-            "text": "Adds a checklist line.",
-            "find": "",
-            "replace": "\n- [ ] Agreed next step",
-        },
+        {"kind": "reply", "text": said},
+        {"kind": kind, "text": "Adds a checklist line.", "find": "", "replace": f"\n- [ ] {line}"},
+    )
+
+
+def _suggest(messages: list[BaseMessage]) -> str:
+    return _checklist_line(
+        "suggest", "I propose adding a line to the document.", "Agreed next step"
     )
 
 
@@ -261,15 +263,7 @@ def _ask(messages: list[BaseMessage]) -> str:
 
 
 def _edit(messages: list[BaseMessage]) -> str:
-    return _decision(
-        {"kind": "reply", "text": "I added a line to the document."},
-        {
-            "kind": "edit",
-            "text": "Adds a checklist line.",
-            "find": "",
-            "replace": "\n- [ ] Book the venue",
-        },
-    )
+    return _checklist_line("edit", "I added a line to the document.", "Book the venue")
 
 
 _PREFERENCES_HEADING = "What the people involved prefer:"
