@@ -228,9 +228,14 @@ def register_fake_behaviour(name: str, behaviour: FakeBehaviour) -> None:
     _FAKE_BEHAVIOURS[name] = behaviour
 
 
+def prompt_text(messages: list[Any]) -> str:
+    """The text of a prompt's last message (the engine's context), for fake models."""
+    return messages[-1].text if messages else ""
+
+
 def _last_human_text(messages: list[BaseMessage]) -> str:
     """The newest chat line in the prompt (the engine lists chat as ``name: text`` lines)."""
-    prompt = str(messages[-1].content) if messages else ""
+    prompt = prompt_text(messages)
     lines = [line for line in prompt.splitlines() if line.startswith("- ")]
     return lines[-1][2:].split(": ", 1)[-1] if lines else ""
 
@@ -279,7 +284,7 @@ _AMERICAN = (("Colour", "Color"), ("Organise", "Organize"), ("Summarise", "Summa
 def prompt_preferences(messages: list[BaseMessage]) -> dict[str, str]:
     """The structured ``[key=value]`` preferences listed in the prompt's "What the people
     involved prefer" section (the first line of a key wins: the engine lists the best first)."""
-    prompt = str(messages[-1].content) if messages else ""
+    prompt = prompt_text(messages)
     _, found, rest = prompt.partition(_PREFERENCES_HEADING + "\n")
     preferences: dict[str, str] = {}
     for line in rest.split("\n\n", 1)[0].splitlines() if found else []:
@@ -297,7 +302,7 @@ def _draft(messages: list[BaseMessage]) -> str:
     draft in bullets and British spelling shows that the stored preferences reached the model.
     Without tags it writes prose in American spelling.
     """
-    prompt = str(messages[-1].content) if messages else ""
+    prompt = prompt_text(messages)
     title = next((line[6:] for line in prompt.splitlines() if line.startswith("Task: ")), "")
     preferences = prompt_preferences(messages)
     spelling = "en-GB" if preferences.get("spelling") == "en-GB" else "en-US"

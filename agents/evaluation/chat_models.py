@@ -10,6 +10,8 @@ from typing import Any
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
+from agents import llm
+
 # The canned answer for each signal schema, found by the schema's title in the prompt.
 FAKE_ANSWERS = {
     "SlotExtraction": json.dumps({"slots": []}),
@@ -25,7 +27,7 @@ class FakeSignalsChatModel(FakeListChatModel):
     the schema the prompt carries (so answers stay right when the harness reuses some calls)."""
 
     def _call(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> str:
-        prompt = str(messages[-1].content) if messages else ""
+        prompt = llm.prompt_text(messages)
         for title, answer in FAKE_ANSWERS.items():
             if f'"title": "{title}"' in prompt or f'"title":"{title}"' in prompt:
                 return answer
@@ -68,7 +70,7 @@ def scribe_behaviour(messages: list[Any]) -> str:
     """A fake model for end-to-end runs: it edits the document into the task title followed by
     every request, answer and chat line it was shown (so the values people gave end up in the
     document), replacing the document it read. Tests structure, not writing."""
-    prompt = str(messages[-1].content) if messages else ""
+    prompt = llm.prompt_text(messages)
     title = next((x[6:] for x in prompt.splitlines() if x.startswith("Task: ")), "Task")
     document = ""
     if "<<<\n" in prompt:
