@@ -270,9 +270,7 @@ def run(args: argparse.Namespace) -> None:
                 process.kill()
 
 
-def _floor(
-    worker_pid: int, task: Any, profile_id: int, jobs: int = 500, repeat: int = 300
-) -> None:
+def _floor(worker_pid: int, task: Any, profile_id: int, jobs: int = 500, repeat: int = 300) -> None:
     """What any turn costs at least on this machine, whatever the turn engine does: the worker's
     CPU for a Celery job that does nothing (``celery.accumulate``, same broker, acks and pool),
     and, in this process, one ORM statement (an UPDATE by primary key), one event published to
