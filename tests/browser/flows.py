@@ -6,10 +6,11 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import connection
-from playwright.sync_api import Page, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 PASSWORD = "a long enough passphrase 42"
 
@@ -41,6 +42,20 @@ def join(page: Page, link: str, workspace: str) -> None:
     page.goto(link)
     page.get_by_role("button", name="Join workspace").click()
     expect(page.get_by_role("heading", name=workspace)).to_be_visible()
+
+
+def owner_and_editor(new_context: Callable[[], BrowserContext]) -> tuple[Page, Page]:
+    """alice signs up and creates the workspace "Acme"; bob signs up and joins it through her
+    invitation link. Each in a browser context of their own; alice ends on the Members page,
+    bob on the workspace's task list."""
+    alice = new_context().new_page()
+    bob = new_context().new_page()
+    sign_up(alice, "alice")
+    create_workspace(alice, "Acme")
+    link = create_invitation_link(alice)
+    sign_up(bob, "bob")
+    join(bob, link, "Acme")
+    return alice, bob
 
 
 def create_task(page: Page, title: str) -> str:

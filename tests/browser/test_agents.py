@@ -17,12 +17,9 @@ from playwright.sync_api import BrowserContext, expect
 
 from tests.browser.flows import (
     chat_messages,
-    create_invitation_link,
     create_task,
-    create_workspace,
     expect_chat_live,
-    join,
-    sign_up,
+    owner_and_editor,
     task_id_of,
 )
 
@@ -88,13 +85,7 @@ def worker(server_url: str) -> Iterator[None]:
 def test_person_asks_an_agent_watches_it_stream_and_accepts_its_suggestion(
     new_context: Callable[[], BrowserContext], worker: None
 ) -> None:
-    alice = new_context().new_page()
-    bob = new_context().new_page()
-    sign_up(alice, "alice")
-    create_workspace(alice, "Acme")
-    link = create_invitation_link(alice)
-    sign_up(bob, "bob")
-    join(bob, link, "Acme")
+    alice, bob = owner_and_editor(new_context)
     # An admin configured a (fake, slow-streaming) model profile.
     _shell(
         "from agents.models import ModelProfile\n"
@@ -140,13 +131,7 @@ def test_person_asks_an_agent_watches_it_stream_and_accepts_its_suggestion(
 def test_an_agent_nobody_answered_says_what_it_assumed_and_an_editor_undoes_it(
     new_context: Callable[[], BrowserContext], worker: None
 ) -> None:
-    alice = new_context().new_page()
-    bob = new_context().new_page()
-    sign_up(alice, "alice")
-    create_workspace(alice, "Acme")
-    link = create_invitation_link(alice)
-    sign_up(bob, "bob")
-    join(bob, link, "Acme")
+    alice, bob = owner_and_editor(new_context)
     task_url = create_task(alice, "Plan the offsite")
     task_id = task_id_of(task_url)
     # An owner configured Mira (may edit, asks first) and the document has a first line.

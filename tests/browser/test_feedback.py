@@ -11,12 +11,9 @@ from playwright.sync_api import BrowserContext, expect
 
 from tests.browser.flows import (
     chat_messages,
-    create_invitation_link,
     create_task,
-    create_workspace,
     expect_chat_live,
-    join,
-    sign_up,
+    owner_and_editor,
 )
 from tests.browser.test_agents import _shell, worker  # noqa: F401 (a fixture)
 
@@ -27,13 +24,7 @@ def test_person_rates_an_agent_message_and_marks_its_question_unnecessary(
     new_context: Callable[[], BrowserContext],
     worker: None,  # noqa: F811
 ) -> None:
-    alice = new_context().new_page()
-    bob = new_context().new_page()
-    sign_up(alice, "alice")
-    create_workspace(alice, "Acme")
-    link = create_invitation_link(alice)
-    sign_up(bob, "bob")
-    join(bob, link, "Acme")
+    alice, bob = owner_and_editor(new_context)
     _shell(
         "from agents.models import ModelProfile\n"
         "ModelProfile.objects.create(name='Curious', provider='fake', model='ask')\n"

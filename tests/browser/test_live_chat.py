@@ -10,11 +10,10 @@ from playwright.sync_api import BrowserContext, Page, expect
 from tests.browser.conftest import LiveServer
 from tests.browser.flows import (
     chat_messages,
-    create_invitation_link,
     create_task,
     create_workspace,
     expect_chat_live,
-    join,
+    owner_and_editor,
     post_from_outside,
     send_chat,
     sign_up,
@@ -27,13 +26,7 @@ pytestmark = pytest.mark.browser
 def alice_and_bob_on_one_task(new_context: Callable[[], BrowserContext]) -> tuple[Page, Page]:
     """alice signs up, creates a workspace and invites bob, who signs up and joins; both open
     the task alice creates."""
-    alice = new_context().new_page()
-    bob = new_context().new_page()
-    sign_up(alice, "alice")
-    create_workspace(alice, "Acme")
-    link = create_invitation_link(alice)
-    sign_up(bob, "bob")
-    join(bob, link, "Acme")
+    alice, bob = owner_and_editor(new_context)
     task_url = create_task(alice, "Plan the offsite")
     bob.goto(task_url)
     expect_chat_live(alice)

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import BrowserContext, expect
 
 from collab.workspaces.forms import INSTRUCTIONS_MAX_CHARS
-from tests.browser.flows import create_invitation_link, create_workspace, join, sign_up
+from tests.browser.flows import owner_and_editor
 
 pytestmark = pytest.mark.browser
 
@@ -18,13 +18,7 @@ pytestmark = pytest.mark.browser
 def test_owner_sets_the_workspace_instructions_and_members_read_them(
     new_context: Callable[[], BrowserContext],
 ) -> None:
-    alice = new_context().new_page()
-    bob = new_context().new_page()
-    sign_up(alice, "alice")
-    create_workspace(alice, "Acme")
-    link = create_invitation_link(alice)
-    sign_up(bob, "bob")
-    join(bob, link, "Acme")
+    alice, bob = owner_and_editor(new_context)
 
     # alice, the owner, saves instructions; they are there after a reload
     alice.get_by_role("main").get_by_role("link", name="Settings").click()
