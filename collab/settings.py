@@ -107,6 +107,15 @@ if DATABASE_URL:
         DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL cannot be parsed: {exc}") from exc
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Server-side parameters let psycopg prepare a statement a connection has run a few
+        # times, so PostgreSQL parses and plans it once per connection, not on every run (the
+        # turn's claim alone spent 1.2 ms planning a seven-table join each time). A pooler in
+        # transaction mode that cannot keep prepared statements needs it off.
+        _prepare = env_int("DATABASE_PREPARE_THRESHOLD", 5, minimum=0)
+        DATABASES["default"].setdefault("OPTIONS", {}).update(
+            server_side_binding=True, prepare_threshold=_prepare if _prepare else None
+        )
 else:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {

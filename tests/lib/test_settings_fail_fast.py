@@ -21,6 +21,7 @@ VARIABLES = (
     "SECURE_COOKIES",
     "BEHIND_TLS_PROXY",
     "AGENTS_TYPING_SECONDS",
+    "DATABASE_PREPARE_THRESHOLD",
 )
 
 
@@ -59,6 +60,10 @@ def test_settings_load_with_no_environment_at_all(tmp_path):
         ({"SECRET_KEY_FILE": "/nonexistent/secret"}, "SECRET_KEY_FILE=.* cannot be read"),
         ({"AGENTS_TYPING_SECONDS": "-1"}, "AGENTS_TYPING_SECONDS=-1.0 must be 0 to 30"),
         ({"AGENTS_TYPING_SECONDS": "soon"}, "AGENTS_TYPING_SECONDS='soon' is not a number"),
+        (
+            {"DATABASE_URL": "postgres://db/collab", "DATABASE_PREPARE_THRESHOLD": "-1"},
+            "DATABASE_PREPARE_THRESHOLD=-1 must be at least 0",
+        ),
     ],
 )
 def test_settings_fail_fast_on_a_bad_value(tmp_path, env, reason):
