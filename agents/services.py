@@ -20,6 +20,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from agents import events, presence
@@ -165,7 +166,8 @@ def start_turn(
     if agent.workspace_id != task.workspace_id:
         raise PermissionDenied("That agent belongs to another workspace.")
     inputs = dict(inputs or {})
-    with transaction.atomic():
+    # Inside a caller's transaction (post_message), no savepoint: a failure here fails it all.
+    with transaction.atomic(savepoint=False):
         queued = (
             Turn.objects.select_for_update(of=("self",))
             .filter(agent=agent, task=task, status=TurnStatus.QUEUED, attempts=0)
@@ -215,12 +217,15 @@ def handle_human_message(*, message: Message) -> list[Turn]:
     task = message.task
     mentioned = {name.lower() for name in MENTION_RE.findall(message.body)}
     turns = []
-    candidates = Agent.objects.filter(workspace_id=task.workspace_id, is_active=True)
+    candidates = Agent.objects.filter(workspace_id=task.workspace_id, is_active=True).annotate(
+        on_task=Exists(Agent.tasks.through.objects.filter(agent_id=OuterRef("pk"), task=task))
+    )
     for agent in candidates:
         if agent.on_mention and agent.name.lower() in mentioned:
-            agent.tasks.add(task)
+            if not agent.on_task:
+                agent.tasks.add(task)
             trigger = Trigger.MENTION
-        elif agent.on_every_message and agent.tasks.filter(pk=task.pk).exists():
+        elif agent.on_every_message and agent.on_task:
             trigger = Trigger.MESSAGE
         else:
             continue

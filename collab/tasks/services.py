@@ -95,9 +95,11 @@ def post_message(*, membership: Membership, task: Task, body: str) -> Message:
         body=body,
     )
     Task.objects.filter(pk=task.pk).update(updated_at=message.created_at)
-    memory.message_posted(message=message, membership=membership)
-    transaction.on_commit(lambda: broadcast.chat_message(message.pk, message=message))
     from agents.services import handle_human_message  # agents depend on tasks, not back
 
+    # First, so that on commit the turns it starts are enqueued before anything else runs:
+    # a worker can start while this process renders and publishes the message.
     handle_human_message(message=message)
+    memory.message_posted(message=message, membership=membership)
+    transaction.on_commit(lambda: broadcast.chat_message(message.pk, message=message))
     return message

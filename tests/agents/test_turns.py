@@ -77,6 +77,45 @@ def test_mentioning_an_agent_enqueues_its_turn_on_commit(
     assert turn.agent.tasks.filter(pk=task.pk).exists()
 
 
+def test_a_message_enqueues_its_turns_first_and_in_few_statements(
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    make_agent: Callable[..., Agent],
+    django_capture_on_commit_callbacks: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On commit, the turn is enqueued before the message is rendered and published (a worker
+    can start meanwhile). An agent already on the task is not added again, and the nested
+    ``start_turn`` opens no savepoint: message, task, agents, queued turn, new turn."""
+    mira = make_agent("Mira")
+    make_agent("Scribe", on_every_message=True).tasks.add(task)
+    mira.tasks.add(task)
+    hooks: list[str] = []
+    monkeypatch.setattr(jobs.run_turn_job, "delay", lambda turn_id: hooks.append("enqueue"))
+    monkeypatch.setattr(broadcast, "chat_message", lambda *a, **k: hooks.append("message"))
+    member = factories.membership_of(workspace, bob)
+
+    with (
+        django_capture_on_commit_callbacks(execute=True),
+        CaptureQueriesContext(connection) as captured,
+    ):
+        task_services.post_message(membership=member, task=task, body="@Mira agenda?")
+
+    # post_message's own atomic block is a savepoint inside the test's transaction
+    statements = [q["sql"] for q in captured.captured_queries][1:-1]
+    assert hooks[:3] == ["enqueue", "enqueue", "message"]
+    assert sorted(Turn.objects.values_list("trigger", flat=True)) == [
+        Trigger.MENTION,
+        Trigger.MESSAGE,
+    ]
+    listing = "\n".join(s[:80] for s in statements)
+    assert not any("SAVEPOINT" in s.upper() for s in statements), listing
+    assert not any("INSERT" in s and "agents_agent_tasks" in s for s in statements)
+    # message, task, agents, then a queued-turn look-up and an insert per agent
+    assert len(statements) == 7, listing
+
+
 def test_every_message_agent_is_triggered_only_on_its_own_tasks(
     workspace: Workspace, bob: User, task: Task, make_agent: Callable[..., Agent]
 ) -> None:
