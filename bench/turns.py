@@ -11,8 +11,10 @@ WebSocket client (API token, JSON events) to a task, then:
 1. latency, one turn at a time: a person's message mentioning the agent is posted (the
    ``post_message`` service, as the web process does) → the turn starts in the worker (database
    timestamps) → the first streamed token reaches the WebSocket client (client clock);
-2. throughput: ``--burst`` messages on as many tasks are posted at once, and the worker's
-   turns per second are counted from the first turn's start to the last turn's end.
+2. throughput: ``--burst`` messages on as many tasks, and the worker's turns per second
+   counted from the first turn's start to the last turn's end; twice: posted while the worker
+   runs (this process then competes with it for the CPUs), and queued first with the worker
+   told to stop taking jobs (Celery's remote control), then let go at them.
 
 Figures on a shared 2-core machine, ``--turns 100 --burst 200``, before (solo pool, 31
 statements per turn) and after (threads pool x8, 19 statements per turn) run back to back:
@@ -235,31 +237,11 @@ def run(args: argparse.Namespace) -> None:
         for name, values in stages.items():
             _report(f"  since posting: {name}", values)
 
-        tasks = [create_task(membership=member, title=f"Burst {n}") for n in range(args.burst)]
-        first_id = Turn.objects.order_by("-id").values_list("id", flat=True).first() or 0
-        cpu_before = _cpu_seconds(worker.pid)
-        for on in tasks:
-            post(on, "@Quick go")
-        deadline = time.monotonic() + 600
-        burst = Turn.objects.filter(id__gt=first_id)
-        while burst.filter(status__in=["queued", "running"]).exists() or burst.count() < args.burst:
-            if time.monotonic() > deadline:
-                raise SystemExit("the burst did not finish in 10 minutes")
-            time.sleep(0.2)
-        times = burst.values_list("started_at", "finished_at")
-        begin = min(t[0] for t in times if t[0])
-        end = max(t[1] for t in times if t[1])
-        seconds = (end - begin).total_seconds()
-        load = os.getloadavg()[0]
-        print(
-            f"{'turns per second, one worker process':<46} {args.burst / seconds:7.1f} "
-            f"({args.burst} turns in {seconds:.2f} s; load average {load:.1f})"
-        )
-        cpu = _cpu_seconds(worker.pid) - cpu_before
-        print(
-            f"{'worker CPU per turn (user + system)':<46} {cpu / args.burst * 1000:7.1f} ms "
-            f"-> at most {args.burst / cpu:.0f} turns per CPU-second"
-        )
+        hostname = f"bench-{stamp}@{socket.gethostname()}"
+        # Posted while the worker runs (this process competes with it for the CPUs), then
+        # queued first and the worker let go at them (its own capacity).
+        for paused in (False, True):
+            _burst(args.burst, paused, member, worker.pid, hostname)
         _floor(worker.pid, task, profile.pk)
     finally:
         for process in (worker, server):
@@ -268,6 +250,52 @@ def run(args: argparse.Namespace) -> None:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+def _burst(count: int, paused: bool, member: Any, worker_pid: int, hostname: str) -> None:
+    """``count`` messages, each on a task of its own; turns per second from the first turn's
+    start to the last one's end. ``paused``: the worker stops taking jobs from the queue while
+    they are posted (Celery's remote control), so that it then runs them with the machine to
+    itself but for PostgreSQL, Redis and Daphne."""
+    from django.utils import timezone
+
+    from agents.models import Turn
+    from collab.celery import app
+    from collab.tasks.services import create_task, post_message
+
+    tasks = [create_task(membership=member, title=f"Burst {n}") for n in range(count)]
+    first_id = Turn.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    if paused:
+        app.control.cancel_consumer("celery", destination=[hostname], reply=True)
+    cpu_before = _cpu_seconds(worker_pid)
+    for on in tasks:
+        post_message(membership=member, task=on, body="@Quick go")
+    posted_at = timezone.now()
+    if paused:
+        app.control.add_consumer("celery", destination=[hostname], reply=True)
+    deadline = time.monotonic() + 600
+    burst = Turn.objects.filter(id__gt=first_id)
+    while burst.filter(status__in=["queued", "running"]).exists() or burst.count() < count:
+        if time.monotonic() > deadline:
+            raise SystemExit("the burst did not finish in 10 minutes")
+        time.sleep(0.2)
+    times = burst.values_list("started_at", "finished_at")
+    begin = min(t[0] for t in times if t[0])
+    end = max(t[1] for t in times if t[1])
+    seconds = (end - begin).total_seconds()
+    if paused and begin < posted_at:
+        raise SystemExit("the worker did not stop taking jobs while the burst was posted")
+    load = os.getloadavg()[0]
+    how = "queued first" if paused else "posted meanwhile"
+    print(
+        f"{'turns per second, one worker process':<46} {count / seconds:7.1f} "
+        f"({count} turns {how}, in {seconds:.2f} s; load average {load:.1f})"
+    )
+    cpu = _cpu_seconds(worker_pid) - cpu_before
+    print(
+        f"{'  worker CPU per turn (user + system)':<46} {cpu / count * 1000:7.1f} ms "
+        f"-> at most {count / cpu:.0f} turns per CPU-second"
+    )
 
 
 def _floor(worker_pid: int, task: Any, profile_id: int, jobs: int = 500, repeat: int = 300) -> None:
