@@ -58,18 +58,13 @@ def memory_items(
     return [item.line.removeprefix("- ") for item in retrieved.items], retrieved.item_ids
 
 
-_LOOK_UP: Any = object()
-
-
 def build_context(
-    turn: Turn, profile: ModelProfile, *, document: Document | None = _LOOK_UP
+    turn: Turn, profile: ModelProfile, *, document: Document | None
 ) -> dict[str, Any]:
     """A JSON-able snapshot of everything the model is shown (stored on the turn).
-    ``document``: the task's document when the caller has loaded it (its text at least)."""
+    ``document``: the task's document, its text at least (None: the task has none)."""
     limits = _limits(profile)
     task = turn.task
-    if document is _LOOK_UP:
-        document = Document.objects.filter(task=task).only("text").first()  # not the Yjs state
     doc_text = document.text if document else ""
     recent = list(Message.objects.filter(task=task).order_by("-id")[: limits["messages"]])
     recent.reverse()

@@ -25,7 +25,6 @@ from typing import Any
 
 from collab.lib import ytext
 from collab.realtime import relay, yprotocol
-from collab.tasks.models import Document
 
 log = logging.getLogger(__name__)
 
@@ -92,22 +91,16 @@ def _publish(shown: _Shown, state: dict[str, Any] | None) -> None:
     shown.published_at = time.monotonic()
 
 
-LOOK_UP: Any = object()
-
-
 def show(
     *,
     turn_id: int,
     agent_id: int,
     name: str,
     colour: str,
-    task_id: int,
-    document_id: int | None = LOOK_UP,
+    document_id: int | None,
 ) -> None:
-    """The agent starts working on the task: it appears in the presence list. ``document_id``:
-    the task's document (None: it has none), when the caller has it."""
-    if document_id is LOOK_UP:
-        document_id = Document.objects.filter(task_id=task_id).values_list("pk", flat=True).first()
+    """The agent starts working on the task whose document is ``document_id`` (None: the task
+    has none, so there is no presence list to appear in): it appears in the presence list."""
     if document_id is None:
         return
     state = agent_state(name=name, colour=colour, agent_id=agent_id, turn_id=turn_id)

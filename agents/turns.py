@@ -582,8 +582,6 @@ def run_turn(*, turn_id: int) -> str:
     turn, profile = claim.turn, claim.profile
     if turn is None or profile is None:
         return claim.outcome
-    document: Document | None = None
-    document_id: int | None = presence.LOOK_UP
     if turn.decision is None:
         review = getattr(turn.task.workspace, "review_settings", None)  # loaded by the claim
         if review is not None and review.monthly_budget is not None:
@@ -591,15 +589,14 @@ def run_turn(*, turn_id: int) -> str:
             if budget.blocked:  # the workspace's monthly hard stop (collab/review/usage.py)
                 fail_turn(turn_id=turn_id, error=budget.message)
                 return "over budget"
-        document = Document.objects.filter(task_id=turn.task_id).only("text").first()
-        document_id = document.pk if document is not None else None
+    # Its text (not the Yjs state) for the prompt, its id for the agent's presence.
+    document = Document.objects.filter(task_id=turn.task_id).only("text").first()
     presence.show(
         turn_id=turn.pk,
         agent_id=turn.agent_id,
         name=turn.agent.name,
         colour=turn.agent.colour,
-        task_id=turn.task_id,
-        document_id=document_id,
+        document_id=document.pk if document is not None else None,
     )
     try:
         pending: list[str] | None = None

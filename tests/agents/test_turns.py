@@ -596,8 +596,8 @@ def test_the_small_embedded_model_gets_the_workspace_instructions_clipped(
     queued = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
     turn = Turn.objects.select_related("task__workspace", "agent").get(pk=queued.pk)
 
-    small = build_context(turn, ModelProfile(provider=Provider.EMBEDDED))
-    full = build_context(turn, ModelProfile(provider=Provider.FAKE))
+    small = build_context(turn, ModelProfile(provider=Provider.EMBEDDED), document=task.document)
+    full = build_context(turn, ModelProfile(provider=Provider.FAKE), document=task.document)
 
     assert len(small["workspace_instructions"]) == 600
     assert small["workspace_instructions"].endswith("…")

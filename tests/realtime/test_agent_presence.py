@@ -45,7 +45,7 @@ async def test_an_agent_appears_in_the_presence_of_open_editors_and_leaves(
 
     await _in_worker_thread(
         lambda: presence.show(
-            turn_id=9, agent_id=42, name="Mira", colour="#6b5bd6", task_id=task.pk
+            turn_id=9, agent_id=42, name="Mira", colour="#6b5bd6", document_id=task.document.pk
         )
     )
     await client.wait_for(lambda: agent_client in client.awareness)
@@ -72,7 +72,7 @@ async def test_editors_echoing_the_agents_entry_cannot_keep_it_alive(
     agent_client = presence.agent_client_id(42)
     await _in_worker_thread(
         lambda: presence.show(
-            turn_id=9, agent_id=42, name="Mira", colour="#6b5bd6", task_id=task.pk
+            turn_id=9, agent_id=42, name="Mira", colour="#6b5bd6", document_id=task.document.pk
         )
     )
     await alice_client.wait_for(lambda: agent_client in alice_client.awareness)
@@ -107,7 +107,7 @@ async def test_a_late_joiner_sees_the_working_agent(connect, alice, bob, task: T
     first = await connect(alice, task)  # the room is loaded
     await _in_worker_thread(
         lambda: presence.show(
-            turn_id=9, agent_id=42, name="Mira", colour="#6b5bd6", task_id=task.pk
+            turn_id=9, agent_id=42, name="Mira", colour="#6b5bd6", document_id=task.document.pk
         )
     )
     agent_client = presence.agent_client_id(42)
@@ -130,7 +130,9 @@ async def test_the_agents_cursor_is_a_relative_position_in_the_document(
     agent_client = presence.agent_client_id(42)
 
     def type_and_move() -> None:
-        presence.show(turn_id=9, agent_id=42, name="Mira", colour="#6b5bd6", task_id=task.pk)
+        presence.show(
+            turn_id=9, agent_id=42, name="Mira", colour="#6b5bd6", document_id=task.document.pk
+        )
         documents.apply_text_edit(task=task, new_text="Hello 京都 world", author_label="Mira")
         state = documents.read_document(task=task).state
         presence.move_cursor(9, state=state, index=len("Hello 京都"))
@@ -165,7 +167,9 @@ def test_a_cursor_at_the_end_of_the_text_is_the_end_of_the_type(
 
     sent: list[bytes] = []
     monkeypatch.setattr(relay, "publish_awareness", lambda doc, update: sent.append(update))
-    presence.show(turn_id=9, agent_id=42, name="Mira", colour="#6b5bd6", task_id=task.pk)
+    presence.show(
+        turn_id=9, agent_id=42, name="Mira", colour="#6b5bd6", document_id=task.document.pk
+    )
     doc, text = ytext.new_doc()
     text.insert(0, "All done 🌸")
 
@@ -182,7 +186,9 @@ def test_renewals_wait_for_their_interval_and_clocks_only_go_up(
     sent: list[tuple[int, bytes]] = []
     monkeypatch.setattr(relay, "publish_awareness", lambda doc, update: sent.append((doc, update)))
 
-    presence.show(turn_id=9, agent_id=42, name="Mira", colour="#6b5bd6", task_id=task.pk)
+    presence.show(
+        turn_id=9, agent_id=42, name="Mira", colour="#6b5bd6", document_id=task.document.pk
+    )
     presence.renew(9)  # too soon: nothing
     presence.renew(9, force=True)
     presence.hide(9)
