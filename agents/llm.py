@@ -577,7 +577,12 @@ def stream_model(model: BaseChatModel, messages: list[BaseMessage]) -> Iterator[
 
 def estimate_tokens(text: str) -> int:
     """A rough count (about four characters a token) when a provider reports no usage."""
-    return (len(text) + 3) // 4
+    return tokens_for_chars(len(text))
+
+
+def tokens_for_chars(chars: int) -> int:
+    """``estimate_tokens`` for a text of ``chars`` characters."""
+    return (chars + 3) // 4
 
 
 # --- Embeddings (memory retrieval) -----------------------------------------------------------

@@ -435,7 +435,7 @@ def _measure(
 ) -> None:
     call.latency_ms = int((time.monotonic() - started) * 1000)
     prompt_chars = sum(len(m["content"]) for m in call.messages)
-    call.tokens_in = (streamer and streamer.tokens_in) or llm.estimate_tokens("x" * prompt_chars)
+    call.tokens_in = (streamer and streamer.tokens_in) or llm.tokens_for_chars(prompt_chars)
     call.tokens_out = (streamer and streamer.tokens_out) or llm.estimate_tokens(call.response)
     call.cost = profile.cost(call.tokens_in, call.tokens_out)
 
