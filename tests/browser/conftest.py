@@ -19,19 +19,22 @@ is ready and stop it before the flush.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+
+from tests.browser.flows import live_env
 
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -95,12 +98,7 @@ class LiveServer:
 
     def start(self) -> None:
         ARTIFACTS.mkdir(exist_ok=True)
-        env = dict(
-            os.environ,
-            DJANGO_SETTINGS_MODULE="tests.live_settings",
-            COLLAB_TEST_DB_NAME=str(connection.settings_dict["NAME"]),
-            PYTHONUNBUFFERED="1",
-        )
+        env = dict(live_env(), PYTHONUNBUFFERED="1")
         if self.daphne_args is None:
             command = [sys.executable, "manage.py", "serve", "--host", "127.0.0.1"]
             command += ["--port", str(self.port)]
@@ -178,6 +176,42 @@ def server_url(request: pytest.FixtureRequest, transactional_db: None) -> str:
     else:
         server = request.getfixturevalue("collab_server")
     return server.url
+
+
+@pytest.fixture
+def worker(server_url: str) -> Iterator[None]:
+    """Production mode runs turns in a separate worker; embedded mode inside the server."""
+    if not settings.REDIS_URL:
+        yield
+        return
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "collab",
+            "worker",
+            "--pool=solo",
+            "--without-heartbeat",
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel=WARNING",
+            f"--hostname=browser-{uuid.uuid4().hex[:8]}@%h",
+        ],
+        cwd=settings.BASE_DIR,
+        env=live_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
 def _chromium() -> Path:

@@ -86,13 +86,32 @@ def chat_messages(page: Page):  # type: ignore[no-untyped-def]
     return page.locator("#messages > li.message")
 
 
-def post_from_outside(task_id: int, username: str, body: str) -> None:
-    """Post a chat message from another process (like a worker would), not from a browser.
+def live_env() -> dict[str, str]:
+    """The environment of processes that work on the server's test database."""
+    return dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="tests.live_settings",
+        COLLAB_TEST_DB_NAME=str(connection.settings_dict["NAME"]),
+    )
 
-    Browser tests keep the ORM out of their own process (Playwright's sync API and Django's
-    async-safety checks do not mix), so this runs ``manage.py shell`` on the test database.
-    """
-    code = (
+
+def admin_shell(code: str) -> None:
+    """Admin-side set-up (or a worker's step) in another process, with ``manage.py shell`` on
+    the test database: browser tests keep the ORM out of their own process (Playwright's sync
+    API and Django's async-safety checks do not mix)."""
+    subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=settings.BASE_DIR,
+        env=live_env(),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def post_from_outside(task_id: int, username: str, body: str) -> None:
+    """Post a chat message from another process (like a worker would), not from a browser."""
+    admin_shell(
         "from collab.tasks.models import Task\n"
         "from collab.tasks.services import post_message\n"
         "from collab.workspaces.models import Membership\n"
@@ -101,16 +120,30 @@ def post_from_outside(task_id: int, username: str, body: str) -> None:
         f"    workspace=task.workspace, user__username={username!r})\n"
         f"post_message(membership=member, task=task, body={body!r})\n"
     )
-    env = dict(
-        os.environ,
-        DJANGO_SETTINGS_MODULE="tests.live_settings",
-        COLLAB_TEST_DB_NAME=str(connection.settings_dict["NAME"]),
+
+
+def fake_model_profile(name: str, behaviour: str) -> None:
+    """An admin configures a fake model profile (``agents.llm``'s fake behaviours)."""
+    admin_shell(
+        "from agents.models import ModelProfile\n"
+        f"ModelProfile.objects.create(name={name!r}, provider='fake', model={behaviour!r})\n"
     )
-    subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", code],
-        cwd=settings.BASE_DIR,
-        env=env,
-        check=True,
-        capture_output=True,
-        timeout=120,
+
+
+def create_agent(page: Page, name: str, profile: str, *, policy: str | None = None) -> None:
+    """On the workspace's agents page: an agent answering with the fake model profile
+    ``profile`` (and the clarification policy ``policy``, a value of its select)."""
+    page.get_by_label("Name:", exact=True).fill(name)
+    page.get_by_label("Model profile").select_option(
+        label=f"{profile} (Fake model (tests and benchmarks))"
     )
+    if policy is not None:
+        page.get_by_label("Clarification policy").select_option(value=policy)
+    page.get_by_role("button", name="Create agent").click()
+    expect(page.get_by_role("cell", name=name, exact=False)).to_be_visible()
+
+
+def add_agent_to_task(page: Page, task_url: str, name: str) -> None:
+    page.goto(task_url)
+    page.get_by_label("Agent to add").select_option(label=name)
+    page.get_by_role("button", name="Add to task").click()

@@ -3,22 +3,19 @@ person sees the document change. The agent uses a fake model configured like an 
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
-from django.conf import settings
-from django.db import connection
 from playwright.sync_api import BrowserContext, expect
 
 from tests.browser.flows import (
+    add_agent_to_task,
+    admin_shell,
     chat_messages,
+    create_agent,
     create_task,
     expect_chat_live,
+    fake_model_profile,
     owner_and_editor,
     task_id_of,
 )
@@ -26,84 +23,18 @@ from tests.browser.flows import (
 pytestmark = pytest.mark.browser
 
 
-def _live_env() -> dict[str, str]:
-    return dict(
-        os.environ,
-        DJANGO_SETTINGS_MODULE="tests.live_settings",
-        COLLAB_TEST_DB_NAME=str(connection.settings_dict["NAME"]),
-    )
-
-
-def _shell(code: str) -> None:
-    """Admin-side setup in another process (browser tests keep the ORM out of their own)."""
-    subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", code],
-        cwd=settings.BASE_DIR,
-        env=_live_env(),
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-
-
-@pytest.fixture
-def worker(server_url: str) -> Iterator[None]:
-    """Production mode runs turns in a separate worker; embedded mode inside the server."""
-    if not settings.REDIS_URL:
-        yield
-        return
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "collab",
-            "worker",
-            "--pool=solo",
-            "--without-heartbeat",
-            "--without-mingle",
-            "--without-gossip",
-            "--loglevel=WARNING",
-            f"--hostname=browser-{uuid.uuid4().hex[:8]}@%h",
-        ],
-        cwd=settings.BASE_DIR,
-        env=_live_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        yield
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
 def test_person_asks_an_agent_watches_it_stream_and_accepts_its_suggestion(
     new_context: Callable[[], BrowserContext], worker: None
 ) -> None:
     alice, bob = owner_and_editor(new_context)
     # An admin configured a (fake, slow-streaming) model profile.
-    _shell(
-        "from agents.models import ModelProfile\n"
-        "ModelProfile.objects.create(name='Scripted', provider='fake', model='suggest@150')\n"
-    )
+    fake_model_profile("Scripted", "suggest@150")
 
     # alice creates the agent from the task page's "Manage agents" link, then adds it
     task_url = create_task(alice, "Plan the offsite")
     alice.get_by_role("link", name="Manage agents").click()
-    alice.get_by_label("Name:", exact=True).fill("Mira")
-    alice.get_by_label("Model profile").select_option(
-        label="Scripted (Fake model (tests and benchmarks))"
-    )
-    alice.get_by_role("button", name="Create agent").click()
-    expect(alice.get_by_role("cell", name="Mira", exact=False)).to_be_visible()
-    alice.goto(task_url)
-    alice.get_by_label("Agent to add").select_option(label="Mira")
-    alice.get_by_role("button", name="Add to task").click()
+    create_agent(alice, "Mira", "Scripted")
+    add_agent_to_task(alice, task_url, "Mira")
     bob.goto(task_url)
     expect_chat_live(alice)
     expect_chat_live(bob)
@@ -135,7 +66,7 @@ def test_an_agent_nobody_answered_says_what_it_assumed_and_an_editor_undoes_it(
     task_url = create_task(alice, "Plan the offsite")
     task_id = task_id_of(task_url)
     # An owner configured Mira (may edit, asks first) and the document has a first line.
-    _shell(
+    admin_shell(
         "from agents.models import Agent, ModelProfile\n"
         "from collab.tasks import documents\n"
         "from collab.tasks.models import Task\n"
@@ -154,7 +85,7 @@ def test_an_agent_nobody_answered_says_what_it_assumed_and_an_editor_undoes_it(
     alice.get_by_test_id("ask-Mira").click()
     expect(bob.get_by_test_id("question").first).to_contain_text("Which part should I start")
     # ten minutes later (the clock moved on): the timeout job resumes Mira, who edits
-    _shell(
+    admin_shell(
         "from datetime import timedelta\n"
         "from django.utils import timezone\n"
         "from agents import jobs, turns\n"

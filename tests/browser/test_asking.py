@@ -13,12 +13,13 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.browser.flows import (
     chat_messages,
+    create_agent,
     create_workspace,
     expect_chat_live,
+    fake_model_profile,
     send_chat,
     sign_up,
 )
-from tests.browser.test_agents import _shell, worker  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -44,25 +45,16 @@ def create_trip_task(page: Page, title: str) -> str:
 
 def test_vague_request_gets_one_question_card_its_answer_resumes_the_agent_clear_gets_none(
     new_context: Callable[[], BrowserContext],
-    worker: None,  # noqa: F811
+    worker: None,
 ) -> None:
     alice = new_context().new_page()
     sign_up(alice, "alice")
     create_workspace(alice, "Acme")
     workspace_url = alice.url
     # an admin configured a fake model that answers with a reply and a document change
-    _shell(
-        "from agents.models import ModelProfile\n"
-        "ModelProfile.objects.create(name='Scripted', provider='fake', model='edit')\n"
-    )
+    fake_model_profile("Scripted", "edit")
     alice.goto(re.sub(r"/w/(\d+)/.*", r"/w/\1/agents/", workspace_url))
-    alice.get_by_label("Name:", exact=True).fill("Mira")
-    alice.get_by_label("Model profile").select_option(
-        label="Scripted (Fake model (tests and benchmarks))"
-    )
-    alice.get_by_label("Clarification policy").select_option(value="ask_once")
-    alice.get_by_role("button", name="Create agent").click()
-    expect(alice.get_by_role("cell", name="Mira", exact=False)).to_be_visible()
+    create_agent(alice, "Mira", "Scripted", policy="ask_once")
 
     # a vague request: one question card, listing the missing required slots
     alice.goto(workspace_url)

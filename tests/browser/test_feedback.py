@@ -10,36 +10,28 @@ import pytest
 from playwright.sync_api import BrowserContext, expect
 
 from tests.browser.flows import (
+    add_agent_to_task,
     chat_messages,
+    create_agent,
     create_task,
     expect_chat_live,
+    fake_model_profile,
     owner_and_editor,
 )
-from tests.browser.test_agents import _shell, worker  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.browser
 
 
 def test_person_rates_an_agent_message_and_marks_its_question_unnecessary(
     new_context: Callable[[], BrowserContext],
-    worker: None,  # noqa: F811
+    worker: None,
 ) -> None:
     alice, bob = owner_and_editor(new_context)
-    _shell(
-        "from agents.models import ModelProfile\n"
-        "ModelProfile.objects.create(name='Curious', provider='fake', model='ask')\n"
-    )
+    fake_model_profile("Curious", "ask")
     task_url = create_task(alice, "Plan the offsite")
     alice.get_by_role("link", name="Manage agents").click()
-    alice.get_by_label("Name:", exact=True).fill("Mira")
-    alice.get_by_label("Model profile").select_option(
-        label="Curious (Fake model (tests and benchmarks))"
-    )
-    alice.get_by_role("button", name="Create agent").click()
-    expect(alice.get_by_role("cell", name="Mira", exact=False)).to_be_visible()
-    alice.goto(task_url)
-    alice.get_by_label("Agent to add").select_option(label="Mira")
-    alice.get_by_role("button", name="Add to task").click()
+    create_agent(alice, "Mira", "Curious")
+    add_agent_to_task(alice, task_url, "Mira")
     bob.goto(task_url)
     expect_chat_live(alice)
     expect_chat_live(bob)
