@@ -69,12 +69,14 @@ def build_context(
     recent = list(Message.objects.filter(task=task).order_by("-id")[: limits["messages"]])
     recent.reverse()
     notes = list(
-        AgentNote.objects.filter(agent=turn.agent, task=task).order_by("-id")[: limits["notes"]]
+        AgentNote.objects.filter(agent_id=turn.agent_id, task=task)
+        .order_by("-id")
+        .values_list("text", flat=True)[: limits["notes"]]
     )
     answered = list(
-        Question.objects.filter(agent=turn.agent, task=task, status=Question.Status.ANSWERED)
-        .select_related("answered_by")
-        .order_by("-id")[:3]
+        Question.objects.filter(agent_id=turn.agent_id, task=task, status=Question.Status.ANSWERED)
+        .order_by("-id")
+        .values_list("text", "answer")[:3]
     )
     people = {m.author_id for m in recent if m.author_id is not None}
     if turn.requested_by_id:
@@ -97,8 +99,8 @@ def build_context(
             {"id": m.pk, "author": m.author_name, "kind": m.kind, "body": _clip(m.body, 1500)}
             for m in recent
         ],
-        "notes": [n.text for n in reversed(notes)],
-        "answers": [{"question": q.text, "answer": q.answer} for q in reversed(answered)],
+        "notes": notes[::-1],
+        "answers": [{"question": text, "answer": answer} for text, answer in reversed(answered)],
         "memory": memory,
         "memory_item_ids": memory_ids,
         "request": request,

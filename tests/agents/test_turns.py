@@ -417,6 +417,40 @@ def test_question_waits_for_an_answer_that_resumes_the_agent(
     assert "Q: Which part should I start with? A: The venue" in prompt
 
 
+def test_the_context_has_the_agents_latest_notes_and_answers_on_this_task_oldest_first(
+    task: Task, mira: Agent, make_agent: Callable[..., Agent]
+) -> None:
+    from agents.context import SMALL_LIMITS, build_context
+    from agents.models import Provider
+
+    other_task = factories.make_task(task.workspace, title="Other")
+    other_agent = make_agent("Other")
+    for n in range(5):
+        AgentNote.objects.create(task=task, agent=mira, text=f"note {n}")
+    AgentNote.objects.create(task=other_task, agent=mira, text="elsewhere")
+    AgentNote.objects.create(task=task, agent=other_agent, text="not mine")
+    for n in range(5):
+        Question.objects.create(
+            task=task, agent=mira, text=f"q{n}?", status=Question.Status.ANSWERED, answer=f"a{n}"
+        )
+    Question.objects.create(task=task, agent=mira, text="open?")
+    Question.objects.create(
+        task=task, agent=other_agent, text="x?", status=Question.Status.ANSWERED, answer="y"
+    )
+    turn = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+
+    context = build_context(turn, ModelProfile(provider=Provider.EMBEDDED), document=None)
+
+    assert SMALL_LIMITS["notes"] == 3
+    assert context["notes"] == ["note 2", "note 3", "note 4"]
+    assert context["answers"] == [
+        {"question": "q2?", "answer": "a2"},
+        {"question": "q3?", "answer": "a3"},
+        {"question": "q4?", "answer": "a4"},
+    ]
+    assert context["document"] == ""
+
+
 def test_turn_prompt_includes_what_is_remembered_about_the_people_involved(
     workspace: Workspace, bob: User, task: Task, mira: Agent
 ) -> None:
