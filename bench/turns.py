@@ -159,6 +159,7 @@ def run(args: argparse.Namespace) -> None:
             "--without-gossip",
             "--loglevel=WARNING",
             f"--hostname=bench-{stamp}@%h",
+            "--include=bench._pipeline_job",
         ],
         cwd=ROOT,
         env=env,
@@ -223,6 +224,7 @@ def run(args: argparse.Namespace) -> None:
                 strict=True,
             ):
                 stages[name].append(ms)
+        pipeline_ms = _pipeline(client, task.pk)
         client.close()
 
         pool = (
@@ -236,6 +238,7 @@ def run(args: argparse.Namespace) -> None:
         _report("message posted -> first token at WebSocket client", first_token_ms)
         for name, values in stages.items():
             _report(f"  since posting: {name}", values)
+        _report("  floor: a job that only publishes, to client", pipeline_ms)
 
         hostname = f"bench-{stamp}@{socket.gethostname()}"
         # Posted while the worker runs (this process competes with it for the CPUs), then
@@ -250,6 +253,22 @@ def run(args: argparse.Namespace) -> None:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+def _pipeline(client: Any, task_id: int, jobs: int = 100) -> list[float]:
+    """The floor under every turn's first token: from ``delay`` in this process to the
+    WebSocket client, for a job that publishes one stream event and does nothing else (no
+    database): broker, worker, channel layer, Daphne and the client's socket."""
+    from bench._pipeline_job import publish_stream
+
+    times = []
+    for mark in range(jobs):
+        begin = time.perf_counter()
+        publish_stream.delay(task_id, mark)
+        while json.loads(client.recv(timeout=60)).get("pipeline") != mark:
+            pass
+        times.append((time.perf_counter() - begin) * 1000)
+    return times
 
 
 def _burst(count: int, paused: bool, member: Any, worker_pid: int, hostname: str) -> None:
