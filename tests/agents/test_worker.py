@@ -8,12 +8,9 @@ applied twice.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +19,6 @@ import pytest
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import connection
 
 from agents import services
 from agents.models import Action, Agent, AgentNote, ModelProfile, Provider, Suggestion, Turn
@@ -31,6 +27,7 @@ from collab.tasks import services as task_services
 from collab.tasks.models import Message, Task
 from collab.workspaces.models import Workspace
 from tests import factories
+from tests.processes import live_env, worker_command
 from tests.realtime.conftest import OpenSocket, open_socket  # noqa: F401  (fixture)
 
 pytestmark = [
@@ -51,29 +48,12 @@ def start_worker(tmp_path: Path) -> Iterator[StartWorker]:
     workers: list[subprocess.Popen[bytes]] = []
 
     def start(**extra_env: str) -> subprocess.Popen[bytes]:
-        env = dict(
-            os.environ,
-            DJANGO_SETTINGS_MODULE="tests.live_settings",
-            COLLAB_TEST_DB_NAME=str(connection.settings_dict["NAME"]),
-            **extra_env,
-        )
         log = (tmp_path / f"worker-{len(workers)}.log").open("wb")
         process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "collab",
-                "worker",  # the configured pool, as in production (CELERY_WORKER_POOL)
-                "--without-heartbeat",
-                "--without-mingle",
-                "--without-gossip",
-                "--loglevel=INFO",
-                f"--hostname=agents-test-{uuid.uuid4().hex[:8]}@%h",
-            ],
+            # the configured pool, as in production (CELERY_WORKER_POOL)
+            worker_command("agents-test", "--loglevel=INFO"),
             cwd=settings.BASE_DIR,
-            env=env,
+            env=live_env(**extra_env),
             stdout=log,
             stderr=subprocess.STDOUT,
         )

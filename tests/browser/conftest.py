@@ -26,7 +26,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -34,7 +33,7 @@ import pytest
 from django.conf import settings
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
-from tests.browser.flows import live_env
+from tests.processes import live_env, worker_command
 
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -185,20 +184,7 @@ def worker(server_url: str) -> Iterator[None]:
         yield
         return
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "collab",
-            "worker",
-            "--pool=solo",
-            "--without-heartbeat",
-            "--without-mingle",
-            "--without-gossip",
-            "--loglevel=WARNING",
-            f"--hostname=browser-{uuid.uuid4().hex[:8]}@%h",
-        ],
+        worker_command("browser", "--pool=solo", "--loglevel=WARNING"),
         cwd=settings.BASE_DIR,
         env=live_env(),
         stdout=subprocess.DEVNULL,

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db import connection
 from playwright.sync_api import BrowserContext, Page, expect
+
+from tests.processes import live_env
 
 PASSWORD = "a long enough passphrase 42"
 
@@ -84,15 +84,6 @@ def send_chat(page: Page, text: str) -> None:
 
 def chat_messages(page: Page):  # type: ignore[no-untyped-def]
     return page.locator("#messages > li.message")
-
-
-def live_env() -> dict[str, str]:
-    """The environment of processes that work on the server's test database."""
-    return dict(
-        os.environ,
-        DJANGO_SETTINGS_MODULE="tests.live_settings",
-        COLLAB_TEST_DB_NAME=str(connection.settings_dict["NAME"]),
-    )
 
 
 def admin_shell(code: str) -> None:

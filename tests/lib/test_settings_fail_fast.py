@@ -1,7 +1,9 @@
-"""Settings stop the process at start-up on a bad value, instead of misbehaving later."""
+"""Settings read from the environment, in a new process each: a bad value stops the process at
+start-up instead of misbehaving later."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -25,7 +27,9 @@ VARIABLES = (
 )
 
 
-def _django_setup(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def _django_setup(tmp_path: Path, code: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+    """``django.setup()`` in a new process with only ``env`` set of the variables above, then
+    ``code``."""
     environ = {
         key: value
         for key, value in os.environ.items()
@@ -33,7 +37,7 @@ def _django_setup(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str
     }
     environ.update(DJANGO_SETTINGS_MODULE="collab.settings", DATA_DIR=str(tmp_path), **env)
     return subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
+        [sys.executable, "-c", f"import django; django.setup()\n{code}"],
         cwd=ROOT,
         env=environ,
         capture_output=True,
@@ -73,3 +77,19 @@ def test_settings_fail_fast_on_a_bad_value(tmp_path, env, reason):
     last_line = result.stderr.strip().splitlines()[-1]
     assert last_line.startswith("django.core.exceptions.ImproperlyConfigured:")
     assert re.search(reason, last_line)
+
+
+def test_postgres_binds_on_the_server_and_a_pooler_can_turn_preparing_off(tmp_path):
+    """Statements a connection runs again are prepared (tests/core/test_prepared_statements.py
+    checks it on a real connection); ``DATABASE_PREPARE_THRESHOLD=0`` turns that off."""
+    url = "postgres://collab@db:5432/collab"
+    show = (
+        "import json; from django.conf import settings\n"
+        "print(json.dumps(settings.DATABASES['default']['OPTIONS']))"
+    )
+
+    default = _django_setup(tmp_path, show, DATABASE_URL=url)
+    off = _django_setup(tmp_path, show, DATABASE_URL=url, DATABASE_PREPARE_THRESHOLD="0")
+
+    assert json.loads(default.stdout) == {"server_side_binding": True, "prepare_threshold": 5}
+    assert json.loads(off.stdout) == {"server_side_binding": True, "prepare_threshold": None}

@@ -4,15 +4,14 @@ reaches the sockets of this one through the Redis channel layer."""
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import connection
 
 from collab.tasks.models import Task
+from tests.processes import live_env
 from tests.realtime.conftest import OpenSocket
 
 pytestmark = [
@@ -41,12 +40,6 @@ async def test_messages_posted_in_another_process_reach_open_sockets(
     open_socket: OpenSocket, alice: User, bob: User, task: Task
 ) -> None:
     socket = await open_socket(alice, task.pk, fmt="json")
-    env = dict(
-        os.environ,
-        DJANGO_SETTINGS_MODULE="tests.live_settings",
-        COLLAB_TEST_DB_NAME=str(connection.settings_dict["NAME"]),
-    )
-
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "manage.py",
@@ -54,7 +47,7 @@ async def test_messages_posted_in_another_process_reach_open_sockets(
         "-c",
         POST_TWICE.format(task_id=task.pk),
         cwd=settings.BASE_DIR,
-        env=env,
+        env=live_env(),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
