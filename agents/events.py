@@ -58,6 +58,25 @@ def turn_changed(turn_id: int, *, turn: Turn | None = None) -> None:
     )
 
 
+def task_agents_changed(task_id: int) -> None:
+    """An agent joined (or left) the task: open pages get its card (status, stream, Ask) before
+    any event of its turn, which they could not show without it."""
+    from agents.selectors import task_agent_cards
+    from collab.tasks.models import Task
+
+    task = Task.objects.filter(pk=task_id).first()
+    if task is None:
+        return
+    panel = task_agent_cards(task)
+    payload = {
+        "type": "agent.task_agents",
+        "task_id": task_id,
+        "agents": [row.agent.name for row in panel["rows"]],
+    }
+    context = {"task": task, "panel": panel, "oob": True}
+    _publish(task_id, payload, "agents/_agent_cards_oob.html", context)
+
+
 def stream(turn: Turn, text: str, delta: str) -> None:
     """A batch of reply text: every page shows the whole text so far (late pages catch up)."""
     payload = {

@@ -133,7 +133,7 @@ def update_agent(*, membership: Membership, agent: Agent, **fields: Any) -> Agen
 def add_agent_to_task(*, membership: Membership, agent: Agent, task: Task) -> None:
     _require_editor(membership)
     _require_same_workspace(membership, agent, task)
-    agent.tasks.add(task)
+    _join_task(agent, task)
 
 
 @transaction.atomic
@@ -141,6 +141,15 @@ def remove_agent_from_task(*, membership: Membership, agent: Agent, task: Task) 
     _require_editor(membership)
     _require_same_workspace(membership, agent, task)
     agent.tasks.remove(task)
+    transaction.on_commit(partial(events.task_agents_changed, task.pk))
+
+
+def _join_task(agent: Agent, task: Task) -> None:
+    """Put ``agent`` on ``task`` unless it is already there; open pages then get its card on
+    commit, before anything its turns publish (the turn is enqueued after this is registered)."""
+    if not agent.tasks.filter(pk=task.pk).exists():
+        agent.tasks.add(task)
+        transaction.on_commit(partial(events.task_agents_changed, task.pk))
 
 
 # --- Starting and stopping turns --------------------------------------------------------------
@@ -200,7 +209,7 @@ def ask_agent(*, membership: Membership, agent: Agent, task: Task, prompt: str =
     prompt = prompt.strip()
     if len(prompt) > TEXT_MAX:
         raise ValidationError({"prompt": f"Keep the request under {TEXT_MAX:,} characters."})
-    agent.tasks.add(task)
+    _join_task(agent, task)
     return start_turn(
         agent=agent,
         task=task,
@@ -222,8 +231,9 @@ def handle_human_message(*, message: Message) -> list[Turn]:
     )
     for agent in candidates:
         if agent.on_mention and agent.name.lower() in mentioned:
-            if not agent.on_task:
+            if not agent.on_task:  # known from the query above: no look-up
                 agent.tasks.add(task)
+                transaction.on_commit(partial(events.task_agents_changed, task.pk))
             trigger = Trigger.MENTION
         elif agent.on_every_message and agent.on_task:
             trigger = Trigger.MESSAGE

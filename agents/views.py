@@ -139,7 +139,7 @@ def add_to_task(request: AuthedRequest, task_id: int) -> HttpResponse:
         return _bad("Choose an agent.")
     agent = selectors.get_workspace_agent(access.membership, agent_id)
     services.add_agent_to_task(membership=access.membership, agent=agent, task=access.task)
-    return redirect("tasks:detail", task_id=task_id)
+    return _done(request, task_id)  # open pages get the agent's card live
 
 
 def _save_agent(request: AuthedRequest, form: AgentForm, save: Callable[..., object]) -> bool:

@@ -9,8 +9,11 @@ from django.urls import reverse
 
 from agents import services
 from agents.models import Agent, Trigger, Turn, TurnStatus
+from collab.realtime import broadcast
 from collab.tasks.models import Task
+from collab.tasks.services import post_message
 from collab.workspaces.models import Workspace
+from tests import factories
 
 
 @pytest.fixture(autouse=True)
@@ -24,6 +27,100 @@ def test_task_page_lists_its_agents_with_an_ask_button(
     page = as_user(bob).get(reverse("tasks:detail", args=[task.pk]))
     assert page.status_code == 200
     assert b'data-testid="ask-Mira"' in page.content
+
+
+def test_a_task_with_no_agents_says_how_to_get_one(
+    as_user: Any,
+    alice: User,
+    bob: User,
+    carol: User,
+    task: Task,
+    make_agent: Callable[..., Agent],
+) -> None:
+    def hint(user: User) -> str:
+        page = as_user(user).get(reverse("tasks:detail", args=[task.pk]))
+        text = page.content.decode()
+        start = text.index('data-testid="no-agents">')
+        return text[start : text.index("</p>", start)].split(">", 1)[1]
+
+    assert hint(alice).endswith('create one with "Manage agents" below.')
+    assert hint(bob).endswith("its owners can create them.")
+    assert hint(carol) == "No agents on this task yet."
+
+    make_agent("Mira")
+
+    assert hint(bob).endswith("or add one below.")
+    assert hint(carol) == "No agents on this task yet."
+
+
+@pytest.fixture
+def published(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """What goes out on commit, in order: agent events (payload type and both fragments) and
+    turn enqueues."""
+    seen: list[tuple[str, Any]] = []
+
+    def agent_event(task_id: int, *, payload: dict[str, Any], html: str, html_readonly: str):  # type: ignore[no-untyped-def]
+        seen.append((payload["type"], (payload, html, html_readonly)))
+
+    monkeypatch.setattr(broadcast, "agent_event", agent_event)
+    monkeypatch.setattr(services, "enqueue_turn", lambda turn_id: seen.append(("enqueue", turn_id)))
+    return seen
+
+
+def test_an_agent_mentioned_on_a_task_it_was_not_on_reaches_open_pages_before_its_turn(
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    make_agent: Callable[..., Agent],
+    published: list[tuple[str, Any]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Its card (status, stream, Ask) must be on the page before its turn's events, which the
+    page could not show without it; a second mention sends no card again."""
+    make_agent("Mira")
+    member = factories.membership_of(workspace, bob)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        post_message(membership=member, task=task, body="@Mira hello")
+    with django_capture_on_commit_callbacks(execute=True):
+        post_message(membership=member, task=task, body="@Mira again")
+
+    kinds = [kind for kind, _ in published]
+    # the second message joins the turn still queued: no new turn, and no card again
+    assert kinds == ["agent.task_agents", "enqueue", "agent.turn"]
+    payload, html, html_readonly = published[0][1]
+    assert payload["agents"] == ["Mira"]
+    assert 'id="agent-cards" hx-swap-oob="true"' in html
+    assert 'data-agent="Mira"' in html
+    assert 'data-testid="ask-Mira"' in html
+    assert 'data-agent="Mira"' in html_readonly
+    assert "<form" not in html_readonly
+
+
+def test_adding_and_removing_an_agent_updates_open_pages(
+    as_user: Any,
+    alice: User,
+    task: Task,
+    make_agent: Callable[..., Agent],
+    published: list[tuple[str, Any]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    mira = make_agent("Mira")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        added = as_user(alice).post(
+            reverse("agents:add_to_task", args=[task.pk]),
+            {"agent": mira.pk},
+            HTTP_HX_REQUEST="true",
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        services.remove_agent_from_task(
+            membership=factories.membership_of(task.workspace, alice), agent=mira, task=task
+        )
+
+    assert added.status_code == 204
+    assert [payload["agents"] for _, (payload, _h, _r) in published] == [["Mira"], []]
+    assert "or add one below" in published[1][1][1]
 
 
 def test_viewer_sees_agents_but_no_buttons(

@@ -17,6 +17,7 @@ from tests.browser.flows import (
     expect_chat_live,
     fake_model_profile,
     owner_and_editor,
+    send_chat,
     task_id_of,
 )
 
@@ -57,6 +58,32 @@ def test_person_asks_an_agent_watches_it_stream_and_accepts_its_suggestion(
     card.get_by_test_id("accept-suggestion").click()
     expect(bob.locator(".cm-content")).to_contain_text("Agreed next step")  # the live editor
     expect(bob.get_by_test_id("suggestion").first).to_contain_text("Accepted")
+
+
+def test_an_agent_first_mentioned_in_the_chat_appears_on_open_pages_and_answers_live(
+    new_context: Callable[[], BrowserContext], worker: None
+) -> None:
+    alice, bob = owner_and_editor(new_context)
+    fake_model_profile("Slow", "echo@150")
+    task_url = create_task(alice, "Plan the offsite")
+    alice.get_by_role("link", name="Manage agents").click()
+    create_agent(alice, "Mira", "Slow")  # in the workspace, not on the task
+    alice.goto(task_url)
+    bob.goto(task_url)
+    expect_chat_live(alice)
+    expect_chat_live(bob)
+    expect(alice.get_by_test_id("no-agents")).to_contain_text("add one below")
+
+    send_chat(bob, "@Mira hello there")
+
+    # no reload: alice's page gets Mira's card, then her reply streams into it
+    card = alice.locator("[data-agent=Mira]")
+    expect(card).to_be_visible()
+    expect(card.get_by_test_id("agent-stream")).to_contain_text("Noted")
+    expect(card.locator(".agent-status")).to_contain_text("Done")
+    expect(chat_messages(alice).last).to_contain_text("Noted: @Mira hello there")
+    expect(alice.get_by_test_id("no-agents")).to_have_count(0)
+    expect(bob.get_by_label("Agent to add")).to_have_count(0)  # nothing left to add
 
 
 def test_an_agent_nobody_answered_says_what_it_assumed_and_an_editor_undoes_it(
