@@ -230,3 +230,14 @@ def test_an_unknown_status_is_refused_with_400(as_user, task, bob):
     task.refresh_from_db()
     assert response.status_code == 400
     assert task.status == TaskStatus.OPEN
+
+
+@pytest.mark.parametrize("user", ["alice", "bob", "carol"])
+def test_the_workspace_pages_link_to_its_agents_for_every_member(as_user, workspace, user, request):
+    client = as_user(request.getfixturevalue(user))
+    agents_url = reverse("agents:manage", args=[workspace.pk])
+
+    tasks = client.get(reverse("tasks:list", args=[workspace.pk]))
+
+    assert f'href="{agents_url}">Agents</a>'.encode() in tasks.content
+    assert client.get(agents_url).status_code == 200
