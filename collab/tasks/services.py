@@ -97,8 +97,9 @@ def post_message(*, membership: Membership, task: Task, body: str) -> Message:
     Task.objects.filter(pk=task.pk).update(updated_at=message.created_at)
     from agents.services import handle_human_message  # agents depend on tasks, not back
 
-    # First, so that on commit the turns it starts are enqueued before anything else runs:
-    # a worker can start while this process renders and publishes the message.
+    # First, so that on commit the turns it starts are enqueued before the message is rendered
+    # and published: a worker can start meanwhile. (Only an agent that joins the task with this
+    # message goes before its turn: pages need its card for the turn's events.)
     handle_human_message(message=message)
     memory.message_posted(message=message, membership=membership)
     transaction.on_commit(lambda: broadcast.chat_message(message.pk, message=message))
