@@ -135,6 +135,8 @@ def create_agent(page: Page, name: str, profile: str, *, policy: str | None = No
 
 
 def add_agent_to_task(page: Page, task_url: str, name: str) -> None:
+    """From the task page; returns once the agent's card is on it (added, live)."""
     page.goto(task_url)
     page.get_by_label("Agent to add").select_option(label=name)
     page.get_by_role("button", name="Add to task").click()
+    expect(page.locator(f"#agent-cards [data-agent={name}]")).to_be_visible()

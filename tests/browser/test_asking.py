@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.browser.flows import (
+    add_agent_to_task,
     chat_messages,
     create_agent,
     create_workspace,
@@ -36,9 +37,7 @@ def create_trip_task(page: Page, title: str) -> str:
     page.get_by_label("Start from a template").select_option(value="travel_plan")
     page.get_by_role("button", name="Create task").click()
     expect(page.get_by_role("heading", name=title)).to_be_visible()
-    page.get_by_label("Agent to add").select_option(label="Mira")
-    page.get_by_role("button", name="Add to task").click()
-    expect(page.locator(".agent-card[data-agent=Mira]")).to_be_visible()
+    add_agent_to_task(page, page.url, "Mira")
     expect_chat_live(page)
     return page.url
 
