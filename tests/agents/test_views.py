@@ -93,6 +93,8 @@ def test_an_agent_mentioned_on_a_task_it_was_not_on_reaches_open_pages_before_it
     assert 'id="agent-cards" hx-swap-oob="true"' in html
     assert 'data-agent="Mira"' in html
     assert 'data-testid="ask-Mira"' in html
+    # the editor's list of the task's agents (its presence list) is replaced too
+    assert '<div hx-swap-oob="outerHTML:#document-agents"><script id="document-agents"' in html
     assert 'data-agent="Mira"' in html_readonly
     assert "<form" not in html_readonly
 

@@ -84,6 +84,9 @@ def test_an_agent_first_mentioned_in_the_chat_appears_on_open_pages_and_answers_
     expect(chat_messages(alice).last).to_contain_text("Noted: @Mira hello there")
     expect(alice.get_by_test_id("no-agents")).to_have_count(0)
     expect(bob.get_by_label("Agent to add")).to_have_count(0)  # nothing left to add
+    # and the document's presence list has her, idle once her turn is over
+    idle = "[data-role=presence] .kind-agent[data-name=Mira].is-idle"
+    expect(alice.locator(idle)).to_have_count(1)
 
 
 def test_an_agent_nobody_answered_says_what_it_assumed_and_an_editor_undoes_it(

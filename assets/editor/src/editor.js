@@ -171,6 +171,14 @@ class DocumentEditor {
     })
     this.provider.on('closed', ({ reason }) => this.setStatus('closed', reason))
     this.awareness.on('change', () => this.renderPresence())
+    // An agent joined or left the task: the agents pane's live update replaces the list.
+    document.addEventListener('htmx:oobAfterSwap', () => {
+      const script = document.getElementById('document-agents')
+      if ((script ? script.textContent : '') !== this._agentsText) {
+        this._agents = undefined
+        this.renderPresence()
+      }
+    })
     // When the browser knows the network is gone, go offline at once (edits stay local) and
     // reconnect as soon as it is back, without waiting for the backoff or the 30 s timeout.
     window.addEventListener('offline', () => this.provider.disconnect())
@@ -275,6 +283,7 @@ class DocumentEditor {
   agentsOnTask () {
     if (this._agents === undefined) {
       const script = document.getElementById('document-agents')
+      this._agentsText = script ? script.textContent : ''
       try {
         const parsed = script ? JSON.parse(script.textContent) : []
         this._agents = Array.isArray(parsed) ? parsed.filter((a) => a && typeof a.name === 'string') : []
