@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
 from agents.memory import embeddings
-from agents.memory.extractors import Proposal, parse_command
+from agents.memory.extractors import Command, Proposal, parse_command
 from agents.memory.models import (
     KEY_MAX_CHARS,
     TEXT_MAX_CHARS,
@@ -461,6 +461,18 @@ def message_posted(*, message: Message, membership: Membership) -> Reconciliatio
     command = parse_command(message.body)
     if command is None or message.author_id is None:
         return None
+    result = _apply_command(command, message=message, membership=membership)
+    if result is not None:
+        message.memory_notice = command_notice(result, forget=command.proposal.forget)  # type: ignore[attr-defined]
+    return result
+
+
+def _apply_command(
+    command: Command, *, message: Message, membership: Membership
+) -> Reconciliation | None:
+    """Reconcile the command's proposal with the author's (or the team's) memory."""
+    task_id = message.task_id
+    assert message.author_id is not None
     if command.scope == Scope.TEAM and not membership.can_edit:
         return None
     workspace = None if command.scope == Scope.PERSONAL else membership.workspace
@@ -493,6 +505,33 @@ def message_posted(*, message: Message, membership: Membership) -> Reconciliatio
         workspace=workspace,
         provenance=provenance,
     )
+
+
+def command_notice(result: Reconciliation, *, forget: bool) -> str:
+    """What an explicit chat command did, in a sentence for the person who said it (and only
+    for them: personal memory is theirs alone)."""
+    item = result.item
+    where = ""
+    if item is not None:
+        if item.scope == Scope.TEAM:
+            where = " in the team's memory"
+        elif item.scope == Scope.WORKSPACE:
+            where = " for you in this workspace"
+        else:
+            where = " for you, everywhere"
+    if result.action in ("added", "superseded") and item is not None:
+        replaced = " (it replaces what was remembered before)" if result.changed else ""
+        return f"Remembered{where}: “{item.text}”{replaced}."
+    if result.action == "kept" and item is not None:
+        return f"Already remembered{where}: “{item.text}”."
+    if result.action == "invalidated":
+        count = len(result.changed)
+        return f"Forgot {count} remembered item{'s' if count != 1 else ''}."
+    if result.action == "proposed":
+        return "Noted for your review: accept or reject it on your Memory page."
+    if forget:
+        return "Nothing remembered matched that, so nothing was forgotten."
+    return "Nothing was remembered: memory is off for you (your Memory page turns it on)."
 
 
 def task_finished(*, task_id: int) -> None:

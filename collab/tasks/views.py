@@ -131,19 +131,28 @@ def post_message(request: AuthedRequest, task_id: int) -> HttpResponse:
     form = MessageForm(request.POST)
     if form.is_valid():
         try:
-            services.post_message(
+            message = services.post_message(
                 membership=access.membership, task=access.task, body=form.cleaned_data["body"]
             )
         except ValidationError as exc:
             form.add_error("body" if hasattr(exc, "error_dict") else None, exc)
         else:
+            # What a "remember that …" / "forget …" did: for the person who said it only.
+            notice = getattr(message, "memory_notice", "")
             if request.htmx:
                 # The message itself arrives over the WebSocket, like everyone else's.
                 return render(
                     request,
-                    "tasks/task_detail.html#chat-form",
-                    {"task": access.task, "form": MessageForm(), "can_edit": True},
+                    "tasks/_chat_posted.html",
+                    {
+                        "task": access.task,
+                        "form": MessageForm(),
+                        "can_edit": True,
+                        "notice": notice,
+                    },
                 )
+            if notice:
+                flash.info(request, notice)
             return redirect("tasks:detail", task_id=task_id)
     if request.htmx:
         return render(

@@ -25,7 +25,9 @@ def test_a_person_controls_what_agents_remember_about_them(
 
     # given: something remembered from chat, and something added on the page
     send_chat(alice, "Remember that I prefer bullet points")
-    alice.get_by_role("link", name="Memory").click()
+    notice = alice.get_by_test_id("chat-notice")
+    expect(notice).to_contain_text("Remembered for you, everywhere: “I prefer bullet points”.")
+    notice.get_by_role("link", name="Memory").click()
     expect(alice.get_by_role("heading", name="What agents remember about me")).to_be_visible()
     items = alice.locator("#memory-sections li[data-item]")
     expect(items).to_have_count(1)

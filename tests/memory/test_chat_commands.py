@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import pytest
+from django.urls import reverse
+
 from agents.memory import services
 from agents.memory.extractors import parse_command
 from agents.memory.models import MemoryItem, Scope, Status
@@ -60,6 +63,58 @@ def test_commands_are_ignored_when_memory_is_off(workspace, alice, task):
     say(workspace, alice, task, "remember that I prefer bullet points")
 
     assert not MemoryItem.objects.exists()
+
+
+def _notice(message) -> str:
+    return getattr(message, "memory_notice", "")
+
+
+def test_the_person_who_gave_a_command_is_told_what_it_did(workspace, alice, bob, task):
+    assert _notice(say(workspace, alice, task, "remember that I prefer bullet points")) == (
+        "Remembered for you, everywhere: “I prefer bullet points”."
+    )
+    assert _notice(say(workspace, alice, task, "remember that I prefer bullet points")) == (
+        "Already remembered for you, everywhere: “I prefer bullet points”."
+    )
+    assert _notice(say(workspace, bob, task, "remember for the team that we are formal")) == (
+        "Remembered in the team's memory: “We are formal”."
+    )
+    assert _notice(say(workspace, alice, task, "forget bullet points")) == (
+        "Forgot 1 remembered item."
+    )
+    assert _notice(say(workspace, alice, task, "forget the colour of the sky")) == (
+        "Nothing remembered matched that, so nothing was forgotten."
+    )
+    assert _notice(say(workspace, alice, task, "hello")) == ""
+    services.update_settings(
+        user=alice, enabled=False, review_mode="auto", admin_access_allowed=False
+    )
+    assert _notice(say(workspace, alice, task, "remember that I like tea")).startswith(
+        "Nothing was remembered: memory is off for you"
+    )
+
+
+@pytest.mark.parametrize("htmx", [True, False])
+def test_the_chat_form_shows_the_notice_to_its_author_only(as_user, alice, task, htmx):
+    """The answer to the form (htmx), or the page after the redirect (no JavaScript), carries
+    the notice; the chat message everyone sees is the person's own words."""
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    client = as_user(alice)
+
+    response = client.post(
+        reverse("tasks:post_message", args=[task.pk]),
+        {"body": "remember that I prefer bullet points"},
+        follow=not htmx,
+        **headers,
+    )
+
+    text = "Remembered for you, everywhere: “I prefer bullet points”."
+    assert response.status_code == 200
+    assert text in response.content.decode()
+    if htmx:
+        assert 'id="chat-notice" role="status" hx-swap-oob="true"' in response.content.decode()
+    plain = client.post(reverse("tasks:post_message", args=[task.pk]), {"body": "hello"}, **headers)
+    assert "Remembered" not in plain.content.decode()
 
 
 def test_every_chat_message_schedules_a_debounced_reflection_on_commit(
