@@ -100,6 +100,14 @@ class MessageOut(Schema):
     created_at: datetime
 
 
+class PostedMessageOut(MessageOut):
+    memory_notice: str = Field(
+        "",
+        description="What a “remember that …” / “forget …” in the body did, for its author "
+        "only (empty for other messages).",
+    )
+
+
 class MessageIn(Schema):
     model_config = ConfigDict(extra="forbid")
 

@@ -17,9 +17,9 @@ from collab.api.schemas import (
     FeedbackIn,
     FeedbackOut,
     MessageIn,
-    MessageOut,
     MessagePage,
     MessagePageQuery,
+    PostedMessageOut,
     TaskDetailOut,
 )
 from collab.tasks.models import Document
@@ -87,7 +87,7 @@ def list_task_messages(
 
 @router.post(
     "/{int:task_id}/messages",
-    response={201: MessageOut, **ERRORS, 403: Error},
+    response={201: PostedMessageOut, **ERRORS, 403: Error},
     summary="Post a chat message (owners and editors)",
 )
 def post_task_message(
@@ -95,7 +95,8 @@ def post_task_message(
 ) -> Status[dict[str, Any]]:
     access = get_task_access(current_user(request), task_id)
     message = post_message(membership=access.membership, task=access.task, body=payload.body)
-    return Status(201, message_event(message))
+    notice = getattr(message, "memory_notice", "")
+    return Status(201, {**message_event(message), "memory_notice": notice})
 
 
 @router.post(

@@ -164,9 +164,25 @@ def test_owners_and_editors_post_messages(
         "author": name,
         "body": "Hello",
         "created_at": None,
+        "memory_notice": "",
     }
     assert message.author == request.getfixturevalue(name)
     assert callbacks, "the service broadcasts the new message on commit"
+
+
+def test_a_memory_command_posted_through_the_api_says_what_it_did(
+    alice: User, task: Task, api_as: ApiClientFactory
+) -> None:
+    response = api_as(alice).post(
+        f"/api/tasks/{task.pk}/messages",
+        {"body": "remember that I prefer bullet points"},
+        content_type="application/json",
+    )
+
+    assert response.status_code == 201
+    assert response.json()["memory_notice"] == (
+        "Remembered for you, everywhere: “I prefer bullet points”."
+    )
 
 
 def test_viewer_cannot_post_a_message(carol: User, task: Task, api_as: ApiClientFactory) -> None:
