@@ -507,6 +507,11 @@ def _apply_command(
     )
 
 
+def notice_for_author(message: Message) -> str:
+    """The sentence ``message_posted`` left on a message it found a command in ("" if none)."""
+    return str(getattr(message, "memory_notice", ""))
+
+
 def command_notice(result: Reconciliation, *, forget: bool) -> str:
     """What an explicit chat command did, in a sentence for the person who said it (and only
     for them: personal memory is theirs alone)."""

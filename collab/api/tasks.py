@@ -7,6 +7,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
+from agents.memory.services import notice_for_author
 from agents.selectors import get_feedback_target
 from agents.services import record_feedback
 from collab.api.auth import current_user
@@ -95,8 +96,7 @@ def post_task_message(
 ) -> Status[dict[str, Any]]:
     access = get_task_access(current_user(request), task_id)
     message = post_message(membership=access.membership, task=access.task, body=payload.body)
-    notice = getattr(message, "memory_notice", "")
-    return Status(201, {**message_event(message), "memory_notice": notice})
+    return Status(201, {**message_event(message), "memory_notice": notice_for_author(message)})
 
 
 @router.post(

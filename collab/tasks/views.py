@@ -9,6 +9,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from agents.memory import services as memory
 from collab.lib.markdown import render_markdown
 from collab.lib.requests import AuthedRequest
 from collab.lib.textdiff import change_size, diff_lines
@@ -138,7 +139,7 @@ def post_message(request: AuthedRequest, task_id: int) -> HttpResponse:
             form.add_error("body" if hasattr(exc, "error_dict") else None, exc)
         else:
             # What a "remember that …" / "forget …" did: for the person who said it only.
-            notice = getattr(message, "memory_notice", "")
+            notice = memory.notice_for_author(message)
             if request.htmx:
                 # The message itself arrives over the WebSocket, like everyone else's.
                 return render(

@@ -66,7 +66,7 @@ def test_commands_are_ignored_when_memory_is_off(workspace, alice, task):
 
 
 def _notice(message) -> str:
-    return getattr(message, "memory_notice", "")
+    return services.notice_for_author(message)
 
 
 def test_the_person_who_gave_a_command_is_told_what_it_did(workspace, alice, bob, task):
