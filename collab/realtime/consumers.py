@@ -14,6 +14,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from django.template.loader import render_to_string
 
+from agents.memory import services as memory
 from collab.realtime.groups import member_group, task_group
 from collab.tasks import services as task_services
 from collab.tasks.selectors import TaskAccess, get_task_access
@@ -121,18 +122,31 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=json.dumps({"type": "pong"}))
             return
         try:
-            await database_sync_to_async(self._post)(frame["body"])
+            notice = await database_sync_to_async(self._post)(frame["body"])
         except ValidationError as exc:
             await self._send_error("invalid", " ".join(exc.messages))
         except PermissionDenied as exc:
             await self._send_error("forbidden", str(exc))
         except Http404:
             await self._close(CloseCode.FORBIDDEN, "no longer a member")
+        else:
+            if notice:  # what a remember/forget command did: to this socket only
+                await self._send_notice(notice)
 
-    def _post(self, body: str) -> None:
+    def _post(self, body: str) -> str:
         # Re-read membership: a role change or removal applies to open sockets too.
         access = get_task_access(self.scope["user"], self.access.task.pk)
-        task_services.post_message(membership=access.membership, task=access.task, body=body)
+        message = task_services.post_message(
+            membership=access.membership, task=access.task, body=body
+        )
+        return memory.notice_for_author(message)
+
+    async def _send_notice(self, text: str) -> None:
+        if self.as_json:
+            await self.send(text_data=json.dumps({"type": "memory.notice", "text": text}))
+        else:
+            html = render_to_string("tasks/_chat_notice.html", {"notice": text})
+            await self.send(text_data=html)
 
     async def _send_error(self, code: str, detail: str) -> None:
         if self.as_json:

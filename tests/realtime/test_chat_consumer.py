@@ -84,6 +84,32 @@ async def test_message_sent_as_a_frame_is_saved_and_reaches_every_socket(
     assert await database_sync_to_async(_message_count)(task) == 1
 
 
+async def test_a_memory_command_sent_as_a_frame_tells_only_its_sender_what_it_did(
+    open_socket: OpenSocket, alice: User, bob: User, task: Task
+) -> None:
+    alices = await open_socket(alice, task.pk, fmt="json")
+    bobs = await open_socket(bob, task.pk, fmt="json")
+    bobs_page = await open_socket(bob, task.pk)  # HTML
+
+    await bobs.send_json_to({"type": "chat.message", "body": "remember that I like tea"})
+
+    notice = "Remembered for you, everywhere: “I like tea”."
+    events = [await bobs.receive_event(), await bobs.receive_event()]
+    assert {"type": "memory.notice", "text": notice} in events
+    assert [e["type"] for e in events].count("chat.message") == 1
+    assert (await alices.receive_event())["type"] == "chat.message"
+    assert await alices.receive_nothing(timeout=0.5)  # not told about bob's memory
+    assert 'id="messages"' in await bobs_page.receive_html()
+    assert await bobs_page.receive_nothing(
+        timeout=0.5
+    )  # the notice went to the sending socket only
+
+    await bobs_page.send_json_to({"type": "chat.message", "body": "forget tea"})
+
+    fragments = [await bobs_page.receive_html(), await bobs_page.receive_html()]
+    assert any('id="chat-notice"' in f and "Forgot 1 remembered item." in f for f in fragments)
+
+
 async def test_script_in_a_message_arrives_escaped_in_html(
     open_socket: OpenSocket, alice: User, bob: User, task: Task
 ) -> None:
