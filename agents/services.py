@@ -144,10 +144,13 @@ def remove_agent_from_task(*, membership: Membership, agent: Agent, task: Task) 
     transaction.on_commit(partial(events.task_agents_changed, task.pk))
 
 
-def _join_task(agent: Agent, task: Task) -> None:
-    """Put ``agent`` on ``task`` unless it is already there; open pages then get its card on
-    commit, before anything its turns publish (the turn is enqueued after this is registered)."""
-    if not agent.tasks.filter(pk=task.pk).exists():
+def _join_task(agent: Agent, task: Task, *, on_task: bool | None = None) -> None:
+    """Put ``agent`` on ``task`` unless it is already there (``on_task``: whether it is, when
+    the caller knows); open pages then get its card on commit, before anything its turns
+    publish (the turn is enqueued after this is registered)."""
+    if on_task is None:
+        on_task = agent.tasks.filter(pk=task.pk).exists()
+    if not on_task:
         agent.tasks.add(task)
         transaction.on_commit(partial(events.task_agents_changed, task.pk))
 
@@ -231,9 +234,7 @@ def handle_human_message(*, message: Message) -> list[Turn]:
     )
     for agent in candidates:
         if agent.on_mention and agent.name.lower() in mentioned:
-            if not agent.on_task:  # known from the query above: no look-up
-                agent.tasks.add(task)
-                transaction.on_commit(partial(events.task_agents_changed, task.pk))
+            _join_task(agent, task, on_task=agent.on_task)  # known from the query above
             trigger = Trigger.MENTION
         elif agent.on_every_message and agent.on_task:
             trigger = Trigger.MESSAGE
