@@ -45,19 +45,19 @@ def list_task_agents(task: Task) -> list[AgentRow]:
     return [AgentRow(agent=a, turn=latest.get(a.pk)) for a in agents]
 
 
-def task_agent_cards(task: Task) -> dict[str, Any]:
-    """The task's agents with their latest turns, and the workspace's active agents an editor
-    can add to it (the agents pane's cards, the same for every member: see ``task_panel``)."""
+def task_agent_cards(task: Task, *, can_add: bool = True) -> dict[str, Any]:
+    """The task's agents with their latest turns, and (``can_add``: for editors) the
+    workspace's active agents that can be added to it: the agents pane's cards."""
     rows = list_task_agents(task)
+    if not can_add:
+        return {"rows": rows, "addable": []}
     on_task = {row.agent.pk for row in rows}
     addable = Agent.objects.filter(workspace_id=task.workspace_id, is_active=True)
     return {"rows": rows, "addable": [a for a in addable if a.pk not in on_task]}
 
 
 def task_panel(*, task: Task, membership: Membership | None) -> dict[str, Any]:
-    cards = task_agent_cards(task)
-    if membership is None or not membership.can_edit:
-        cards["addable"] = []
+    cards = task_agent_cards(task, can_add=membership is not None and membership.can_edit)
     questions = list(Question.objects.filter(task=task).select_related("agent", "answered_by")[:10])
     suggestions = list(
         Suggestion.objects.filter(task=task).select_related("agent", "decided_by")[:10]

@@ -125,6 +125,21 @@ def test_adding_and_removing_an_agent_updates_open_pages(
     assert "or add one below" in published[1][1][1]
 
 
+def test_a_viewers_page_does_not_look_up_agents_to_add(
+    as_user: Any, bob: User, carol: User, task: Task, mira: Agent
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def statements(user: User) -> int:
+        client = as_user(user)
+        with CaptureQueriesContext(connection) as captured:
+            client.get(reverse("tasks:detail", args=[task.pk]))
+        return len(captured.captured_queries)
+
+    assert statements(carol) == statements(bob) - 1
+
+
 def test_viewer_sees_agents_but_no_buttons(
     as_user: Any, carol: User, task: Task, mira: Agent
 ) -> None:
