@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
@@ -166,3 +168,14 @@ def test_settings_page_shows_the_account(as_user, alice: User) -> None:
     assert response.status_code == 200
     assert b"Signed in as <strong>alice</strong>" in response.content
     assert reverse("accounts:password_change").encode() in response.content
+
+
+def test_pages_name_an_icon_that_is_served(client):
+    """Browsers ask every site for an icon; without one each page logs a 404."""
+    page = client.get("/accounts/login/").content.decode()
+    match = re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', page)
+
+    assert match, "no icon link"
+    icon = client.get(match.group(1))
+    assert icon.status_code == 200
+    assert b"<svg" in b"".join(icon.streaming_content)
