@@ -142,18 +142,20 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
         return memory.notice_for_author(message)
 
     async def _send_notice(self, text: str) -> None:
-        if self.as_json:
-            await self.send(text_data=json.dumps({"type": "memory.notice", "text": text}))
-        else:
-            html = render_to_string("tasks/_chat_notice.html", {"notice": text})
-            await self.send(text_data=html)
+        event = {"type": "memory.notice", "text": text}
+        await self._answer(event, "tasks/_chat_notice.html", {"notice": text})
 
     async def _send_error(self, code: str, detail: str) -> None:
+        event = {"type": "error", "code": code, "detail": detail}
+        await self._answer(event, "tasks/_chat_error.html", {"detail": detail})
+
+    async def _answer(self, event: dict[str, Any], template: str, context: dict[str, Any]) -> None:
+        """An answer to this socket's own frame: ``event`` for JSON clients, the fragment
+        ``template`` renders for browsers."""
         if self.as_json:
-            await self.send(text_data=json.dumps({"type": "error", "code": code, "detail": detail}))
+            await self.send(text_data=json.dumps(event))
         else:
-            html = render_to_string("tasks/_chat_error.html", {"detail": detail})
-            await self.send(text_data=html)
+            await self.send(text_data=render_to_string(template, context))
 
     # Events from the channel layer (published by collab.realtime.broadcast).
 
