@@ -59,7 +59,9 @@ def published(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
     turn enqueues."""
     seen: list[tuple[str, Any]] = []
 
-    def agent_event(task_id: int, *, payload: dict[str, Any], html: str, html_readonly: str):  # type: ignore[no-untyped-def]
+    def agent_event(
+        task_id: int, *, payload: dict[str, Any], html: str, html_readonly: str
+    ) -> None:
         seen.append((payload["type"], (payload, html, html_readonly)))
 
     monkeypatch.setattr(broadcast, "agent_event", agent_event)
