@@ -53,4 +53,4 @@ RUN SECRET_KEY=collectstatic-only-not-used-at-run-time-0123456789 \
 USER collab
 EXPOSE 8000
 # Web by default; docker-compose.yml overrides the command for the worker and migrate services.
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "--proxy-headers", "collab.asgi:application"]
+CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "collab.asgi:application"]

@@ -10,13 +10,15 @@ PORT ?= 8000
 HOST ?= 127.0.0.1
 PYTEST_ARGS ?=
 
-.PHONY: run test check fmt assets worker clean help
+.PHONY: run test check cycles fmt assets worker clean help
 
 help:
 	@echo "make run    - install, migrate and serve Collab on http://$(HOST):$(PORT) (embedded mode)"
 	@echo "make test   - install dev dependencies and run the whole test suite"
-	@echo "make check  - ruff format/lint, mypy, makemigrations --check"
+	@echo "make check  - ruff format/lint, mypy, import contracts (lint-imports), no import cycle, makemigrations --check"
+	@echo "make cycles - list the import cycles between modules of collab and agents (exit 1 if any)"
 	@echo "make assets - re-vendor the pinned npm packages into static/vendor (needs Node)"
+	@echo "make eval   - the evaluation's headline table (docs/evaluation.md) and HTML report in eval-out/"
 
 # A half-made virtualenv (Debian and Ubuntu ship venv without ensurepip) is removed, not reused.
 $(PY):
@@ -41,9 +43,10 @@ run: $(VENV)/.installed
 	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
-# The threads pool, 8 jobs at once per process (CELERY_WORKER_POOL, CELERY_WORKER_CONCURRENCY).
+# The threads pool, 8 jobs at once per process (CELERY_WORKER_POOL, CELERY_WORKER_CONCURRENCY),
+# supervised (started again if it exits) and with the periodic sweep (manage.py worker).
 worker: $(VENV)/.installed
-	$(VENV)/bin/celery -A collab worker --loglevel INFO
+	$(PY) manage.py worker -- --loglevel INFO
 
 test: $(VENV)/.installed-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -52,14 +55,33 @@ check: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy collab agents
+	$(VENV)/bin/lint-imports
+	$(PY) -m tests.architecture.import_cycles
 	$(PY) manage.py makemigrations --check --dry-run
+
+# Every import counts, function-level ones too (tests/architecture/import_cycles.py).
+cycles: $(VENV)/.installed-dev
+	$(PY) -m tests.architecture.import_cycles
 
 fmt: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+# The evaluation's headline (docs/evaluation.md): detectors mode for the default and every built-in
+# policy, then the embedded model (default policy and llm_judge) on a slice; tables, HTML written.
+EVAL_SPLIT ?= dev
+EVAL_OUT ?= eval-out
+EVAL_EMBEDDED_LIMIT ?= 6
+eval: $(VENV)/.installed
+	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py collab_eval --scenarios collab-v2 --split $(EVAL_SPLIT) --mode detectors \
+		--policy default,all --memory on --table -v0 --out $(EVAL_OUT)/detectors-$(EVAL_SPLIT)
+	$(PY) manage.py collab_eval --scenarios collab-v2 --split $(EVAL_SPLIT) --mode real \
+		--model embedded --policy default,llm_judge --memory on --limit $(EVAL_EMBEDDED_LIMIT) --table -v0 \
+		--out $(EVAL_OUT)/embedded-$(EVAL_SPLIT)
+
 assets:
 	bash assets/vendor.sh
 
 clean:
-	rm -rf $(VENV) staticfiles .mypy_cache .ruff_cache
+	rm -rf $(VENV) staticfiles .mypy_cache .ruff_cache .import_linter_cache

@@ -7,3 +7,16 @@ class AgentsConfig(AppConfig):
     name = "agents"
     label = "agents"
     verbose_name = "Agents"
+
+    def ready(self) -> None:
+        # The platform (collab) never imports agents: it calls its hooks, filled in here.
+        from django.db.models.signals import post_migrate
+
+        from agents import hooks, warmup
+        from agents.profiles import bootstrap_after_migrate
+
+        hooks.register()
+        # Models named by the environment (OPENAI_API_KEY, ...) are set up at start-up.
+        post_migrate.connect(bootstrap_after_migrate, sender=self)
+        # A starting worker loads the local models its turns use (agents/warmup.py).
+        warmup.connect()

@@ -1,7 +1,7 @@
 """What an agent sees in a turn, and the prompt made from it.
 
 Documents and chat are data, never instructions: the system prompt says so, the data is fenced,
-and the action validator (``agents/turns.py``) only ever acts on the turn's own task. The
+and the action validator (``agents/services/actions.py``) only ever acts on the turn's own task. The
 workspace instructions and the agent's own instructions are trusted configuration set by the
 workspace's owners; they go in the system message, never among the data.
 """
@@ -9,11 +9,19 @@ workspace's owners; they go in the system message, never among the data.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
+from django.contrib.auth.models import User
+from django.utils import timezone
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from agents.llm import decision_schema, embedded_messages
+from agents.memory.selectors import retrieve_for_turn
 from agents.models import AgentNote, ModelProfile, Question, Turn
+from agents.policies.memory_facts import MemoryFact
+from agents.records import TurnContext
 from agents.schemas import json_schema
 from collab.tasks.models import Document, Message
 
@@ -43,24 +51,40 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def memory_items(
-    turn: Turn, people: list[int], query: str, *, token_budget: int
-) -> tuple[list[str], list[int]]:
-    """What is remembered about the people involved (``agents.memory``): prompt lines, item ids."""
-    from django.contrib.auth import get_user_model
+@dataclass(frozen=True)
+class TurnMemory:
+    """What is remembered about the people involved, as the turn uses it."""
 
-    from agents.memory.selectors import retrieve_for_turn
+    lines: list[str]  # prompt lines, each saying whose it is
+    item_ids: list[int]  # what the turn log records as "memory used"
+    facts: list[MemoryFact]  # the structured items the policies read
 
-    users = list(get_user_model().objects.filter(pk__in=people))
+
+def memory_for_turn(turn: Turn, people: list[int], query: str, *, token_budget: int) -> TurnMemory:
+    """What is remembered about the people involved (``agents.memory``).
+
+    Only the requester's own items, the others' items they shared with their workspaces, and
+    the workspace's team memory: the reply is read by everyone on the task."""
+    users = list(User.objects.filter(pk__in=people))
     if not users:
-        return [], []
-    retrieved = retrieve_for_turn(users, turn.task.workspace, query, token_budget)
-    return [item.line.removeprefix("- ") for item in retrieved.items], retrieved.item_ids
+        return TurnMemory([], [], [])
+    retrieved = retrieve_for_turn(
+        users, turn.task.workspace, query, token_budget, requester_id=turn.requested_by_id
+    )
+    return TurnMemory(
+        lines=[item.line.removeprefix("- ") for item in retrieved.items],
+        item_ids=retrieved.item_ids,
+        facts=retrieved.facts,
+    )
 
 
-def build_context(
-    turn: Turn, profile: ModelProfile, *, document: Document | None
-) -> dict[str, Any]:
+def facts_as_data(facts: list[MemoryFact]) -> list[dict[str, Any]]:
+    """``memory_items`` as JSON-able data (the context is stored on the turn): each dict has
+    exactly ``MemoryFact``'s fields, so ``MemoryFact(**item)`` rebuilds it."""
+    return [{**asdict(fact), "kinds": list(fact.kinds)} for fact in facts]
+
+
+def build_context(turn: Turn, profile: ModelProfile, *, document: Document | None) -> TurnContext:
     """A JSON-able snapshot of everything the model is shown (stored on the turn).
     ``document``: the task's document, its text at least (None: the task has none)."""
     limits = _limits(profile)
@@ -83,7 +107,7 @@ def build_context(
         people.add(turn.requested_by_id)
     request = str(turn.inputs.get("prompt", ""))
     query = request or (recent[-1].body if recent else task.title)
-    memory, memory_ids = memory_items(
+    memory = memory_for_turn(
         turn, sorted(people), query[:500], token_budget=limits["memory_tokens"]
     )
     return {
@@ -101,10 +125,16 @@ def build_context(
         ],
         "notes": notes[::-1],
         "answers": [{"question": text, "answer": answer} for text, answer in reversed(answered)],
-        "memory": memory,
-        "memory_item_ids": memory_ids,
+        "memory": memory.lines,
+        "memory_item_ids": memory.item_ids,
+        "memory_items": facts_as_data(memory.facts),
         "request": request,
         "requested_by": turn.requested_by.get_username() if turn.requested_by else "",
+        # Whose memory facts the policies read, and the day relative dates are read against.
+        "requested_by_id": turn.requested_by_id,
+        "request_date": timezone.localdate(turn.created_at).isoformat()
+        if turn.created_at
+        else timezone.localdate().isoformat(),
         "trigger": turn.trigger,
         "mode": turn.agent.mode,
     }
@@ -128,9 +158,10 @@ Action kinds:
   document to replace (empty to append at the end), replace = the new text, text = why.
 - edit: like suggest, applied directly when you are allowed to edit.
 - note: a short note to yourself about this task (text); people can read it.
-- remember: a lasting preference of a person in this chat, for later tasks: person = their
-  name as shown in the chat, text = the preference; key/value only for lists, spelling, tone,
-  max_words or asking. Only what they said about themselves; they may have to confirm it.
+- remember: a lasting preference the person who asked stated about themselves, for later
+  tasks: person = their name as shown in the chat, text = the preference; key/value only for
+  spelling, list_style, length, tone, date_format, number_format, headings or asking. About
+  anyone else it only waits for that person's review.
 - finish: nothing more to do.
 """
 
@@ -140,9 +171,9 @@ question ending with '?' if you must (kind "ask").
 """
 
 
-def prompt_messages(context: dict[str, Any], profile: ModelProfile) -> list[BaseMessage]:
-    from agents.llm import decision_schema
-
+def prompt_messages(context: Mapping[str, Any], profile: ModelProfile) -> list[BaseMessage]:
+    if profile.is_embedded:  # a short prompt of its own, for a 135M model (agents/llm/embedded.py)
+        return embedded_messages(context)
     schema = json.dumps(json_schema(decision_schema(profile)), separators=(",", ":"))
     system = [f"You are {context['agent']}, an AI agent working with people in Collab."]
     if context.get("workspace_instructions"):

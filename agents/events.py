@@ -12,13 +12,13 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from agents.models import AgentNote, Question, Suggestion, Turn
+from agents.models import Action, AgentNote, Assumption, Question, Suggestion, Turn
+from agents.selectors import FeedbackWidget, assumption_payload, feedback_widget, task_agent_cards
 from collab.realtime import broadcast
+from collab.tasks.models import Task
 
 
-def _empty_widget(kind: str, target_id: int, task_id: int) -> Any:
-    from agents.selectors import FeedbackWidget
-
+def _empty_widget(kind: str, target_id: int, task_id: int) -> FeedbackWidget:
     return FeedbackWidget(kind=kind, target_id=target_id, task_id=task_id)
 
 
@@ -61,9 +61,6 @@ def turn_changed(turn_id: int, *, turn: Turn | None = None) -> None:
 def task_agents_changed(task_id: int) -> None:
     """An agent joined (or left) the task: open pages get its card (status, stream, Ask) before
     any event of its turn, which they could not show without it."""
-    from agents.selectors import task_agent_cards
-    from collab.tasks.models import Task
-
     task = Task.objects.filter(pk=task_id).first()
     if task is None:
         return
@@ -159,8 +156,6 @@ def note_added(note_id: int) -> None:
 def feedback_changed(kind: str, target_id: int, task_id: int) -> None:
     """Someone rated a piece of agent work: every page updates its counts (each person's own
     choice is shown by their own page, which the click's response updated)."""
-    from agents.selectors import feedback_widget
-
     widget = feedback_widget(user=None, kind=kind, target_id=target_id, task_id=task_id)
     payload = {
         "type": "agent.feedback",
@@ -175,10 +170,9 @@ def feedback_changed(kind: str, target_id: int, task_id: int) -> None:
     broadcast.agent_event(task_id, payload=payload, html=html, html_readonly=html)
 
 
-def edit_applied(action_id: int) -> None:
-    """An agent edited the document directly: pages list the edit (with its feedback buttons)."""
-    from agents.models import Action
-
+def edit_applied(action_id: int, *, created: bool = True) -> None:
+    """An agent edited the document directly: pages list the edit (with its feedback buttons);
+    ``created=False``: the listed edit changed (it was undone) and replaces itself."""
     action = Action.objects.select_related("turn__agent").filter(pk=action_id).first()
     if action is None:
         return
@@ -192,28 +186,17 @@ def edit_applied(action_id: int) -> None:
         "text": action.payload.get("text", ""),
         "find": action.payload.get("find", ""),
         "replace": action.payload.get("replace", ""),
+        "undone_by": (action.result or {}).get("undone_by", ""),
     }
-    html = render_to_string("agents/_edit_oob.html", {"edit": action})
-    broadcast.agent_event(task_id, payload=payload, html=html, html_readonly=html)
-
-
-def assumption_payload(assumption: Any) -> dict[str, Any]:
-    from django.urls import reverse
-
-    return {
-        "id": assumption.pk,
-        "status": assumption.status,
-        "question_id": assumption.question_id,
-        "undone_by": assumption.undone_by.get_username() if assumption.undone_by else "",
-        "undo_url": reverse("agents:undo_assumption", args=[assumption.task_id, assumption.pk]),
-    }
+    context = {"edit": action, "created": created}
+    html = render_to_string("agents/_edit_oob.html", {**context, "can_edit": True})
+    readonly = render_to_string("agents/_edit_oob.html", {**context, "can_edit": False})
+    broadcast.agent_event(task_id, payload=payload, html=html, html_readonly=readonly)
 
 
 def assumption_message(assumption_id: int) -> None:
     """The "I assumed X" chat message, with its Undo button for editors (again, replacing the
     first one, after it was undone)."""
-    from agents.models import Assumption
-
     assumption = Assumption.objects.select_related("undone_by").filter(pk=assumption_id).first()
     if assumption is None or assumption.message_id is None:
         return

@@ -3,34 +3,115 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.functional import lazy
 
-from agents.models import Agent, ModelProfile
+from agents import llm, policies
+from agents.defaults import free_colour
+from agents.models import AGENT_FIELDS, Agent, ModelProfile
+from agents.policies.registry import DEFAULT_POLICY
+from agents.profiles import describe, resolve_profile, site_default, user_choices
+from agents.signals import calls_per_turn
+
+# What each clarification policy does, in one sentence (docs/policies.md has the rules).
+POLICY_WORDS: dict[str, str] = {
+    "ask_when_blocked": "Asks only about what blocks the work (a conflict, an ambiguity, a value "
+    "nothing states), once; otherwise it acts and says what it assumed.",
+    "never": "Never asks: it acts at once on its best reading and says what it assumed.",
+    "ask_once": "Asks one batched question when something the task needs is missing, then acts.",
+    "llm_judge": "Asks its model how unclear the request is, and asks you only when it is very "
+    "unclear.",
+    "intent_sampling": "Reads the request several ways and asks only where the readings disagree.",
+    "value_of_information": "Asks only when a wrong guess would cost more than your time to "
+    "answer; otherwise it acts or suggests.",
+    "bandit": "Learns from your thumbs up and down when asking is worth it for this workspace.",
+}
+
+
+def _default_policy() -> str:
+    return policies.DEFAULT_POLICY  # read at call time: asking may change it
+
+
+def policy_options() -> list[dict[str, Any]]:
+    """Each policy: its name, plain words, extra model calls, and whether it is recommended."""
+    options = []
+    for name in policies.registered_names():
+        calls = calls_per_turn(name)
+        options.append(
+            {
+                "name": name,
+                "label": name.replace("_", " "),
+                "words": POLICY_WORDS.get(name, "A custom policy (see docs/policies.md)."),
+                "calls": calls,
+                "recommended": name == _default_policy(),
+            }
+        )
+    return options
 
 
 def _policy_choices() -> list[tuple[str, str]]:
-    from agents.policies import registered_names
-    from agents.signals import calls_per_turn
-
     choices = []
-    for name in registered_names():
-        calls = calls_per_turn(name)
+    for option in policy_options():
+        calls = option["calls"]
         cost = f" (up to {calls} more model call{'s' if calls > 1 else ''} a turn)" if calls else ""
-        choices.append((name, name.replace("_", " ") + cost))
+        recommended = " (recommended)" if option["recommended"] else ""
+        choices.append((option["name"], option["label"] + recommended + cost))
     return choices
+
+
+class ProfileChoiceField(forms.ModelChoiceField):
+    """Models in plain words; the empty choice is the site's default model."""
+
+    def label_from_instance(self, obj: Any) -> str:
+        return describe(obj)
+
+
+def _default_model_words() -> str:
+    default = site_default()
+    label = describe(default) if default else resolve_profile(None).label
+    return f"The site's default model: {label}"
+
+
+# The agent page's groups of settings, in order (the template renders each as a fieldset).
+AGENT_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("Who it is", "How people see it and @mention it.", ("name", "colour", "instructions")),
+    (
+        "How it thinks",
+        "Which model answers, and when it asks before acting.",
+        ("model_profile", "policy_name", "question_timeout_minutes", "learn_per_person"),
+    ),
+    (
+        "What it may do",
+        "Whether it changes the document itself or proposes changes for people to accept.",
+        ("mode",),
+    ),
+    (
+        "When it works",
+        "What starts one of its turns.",
+        (
+            "on_mention",
+            "on_every_message",
+            "on_idle_document",
+            "ask_button",
+            "joins_new_tasks",
+            "is_active",
+        ),
+    ),
+)
 
 
 class AgentForm(forms.ModelForm):
     policy_name = forms.ChoiceField(
         choices=_policy_choices,
-        initial="never",
-        label="Clarification policy",
-        help_text="When the agent asks before acting (see docs/policies.md). Some policies ask "
-        "the agent's model about the request first, which costs extra calls.",
+        initial=DEFAULT_POLICY,
+        label="When it asks before acting",
+        help_text="Its clarification policy. Some ask the agent's model about the request "
+        "first, which costs extra model calls.",
     )
-    model_profile = forms.ModelChoiceField(
-        queryset=ModelProfile.objects.order_by("name"),
+    model_profile = ProfileChoiceField(
+        queryset=ModelProfile.objects.none(),
         required=False,
-        empty_label="Embedded local model (small)",
+        label="Model",
+        help_text="Site administrators add models on the Models page.",
     )
 
     question_timeout_minutes = forms.IntegerField(
@@ -38,35 +119,63 @@ class AgentForm(forms.ModelForm):
         max_value=7 * 24 * 60,
         required=False,
         initial=10,
-        label="Question timeout (minutes)",
+        label="Go ahead after (minutes)",
         help_text=(
-            "When nobody answers the agent's question within this time, it goes ahead on its "
-            "best guess and says what it assumed (undoable). 0: wait for an answer. "
-            "Empty: 10."
+            "When nobody answers its question within this time, it goes ahead on its best "
+            "guess and says what it assumed (undoable). 0: wait for an answer. Empty: 10."
         ),
     )
 
     class Meta:
         model = Agent
-        fields = [
-            "name",
-            "colour",
-            "instructions",
-            "model_profile",
-            "policy_name",
-            "mode",
-            "on_mention",
-            "on_every_message",
-            "on_idle_document",
-            "ask_button",
-            "question_timeout_minutes",
-            "is_active",
-            "learn_per_person",
-        ]
+        fields = list(AGENT_FIELDS)
         widgets = {
             "colour": forms.TextInput(attrs={"type": "color"}),
-            "instructions": forms.Textarea(attrs={"rows": 4}),
+            "instructions": forms.Textarea(attrs={"rows": 3}),
         }
+        labels = {
+            "name": "Name",
+            "colour": "Colour",
+            "instructions": "Instructions",
+            "mode": "Document changes",
+            "on_mention": "When someone @mentions it",
+            "on_every_message": "On every chat message of its tasks",
+            "on_idle_document": "When the document has been quiet for a while",
+            "ask_button": "Show an Ask button on its card",
+            "joins_new_tasks": "Join every new task of the workspace",
+            "is_active": "Switched on",
+            "learn_per_person": "Learn each person's taste separately (learning policy only)",
+        }
+        help_texts = {
+            "name": "Letters, digits, - and _; people write @name to ask it.",
+            "instructions": "What it should always keep in mind (optional).",
+            "is_active": "Switched off, it takes no turns and cannot be asked.",
+        }
+
+    def __init__(self, *args: Any, workspace_id: int | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A new agent wears a colour no other agent of its workspace wears (empty: that one).
+        self.fields["colour"].required = False
+        if not self.instance.pk and workspace_id is not None and not self.is_bound:
+            self.initial.setdefault("colour", free_colour(workspace_id))
+
+        field = self.fields["model_profile"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = user_choices()  # lazy: read when the choices are rendered
+        field.empty_label = lazy(_default_model_words, str)()
+        if not self.instance.pk and not self.is_bound:
+            self.initial.setdefault("policy_name", _default_policy())
+
+    def groups(self) -> list[dict[str, Any]]:
+        return [
+            {"title": title, "words": words, "fields": [self[name] for name in names]}
+            for title, words, names in AGENT_GROUPS
+            if all(name in self.fields for name in names)
+        ]
+
+    def clean_colour(self) -> str:
+        colour = self.cleaned_data.get("colour") or ""
+        return colour or (self.instance.colour if self.instance.pk else "")
 
     def clean_question_timeout_minutes(self) -> int:
         value = self.cleaned_data.get("question_timeout_minutes")
@@ -74,6 +183,68 @@ class AgentForm(forms.ModelForm):
 
     def validate_unique(self) -> None:
         """The service checks the name within the workspace."""
+
+
+class ModelProfileForm(forms.ModelForm):
+    """A model on the Models page (site administrators)."""
+
+    provider = forms.ChoiceField(
+        choices=[
+            ("openai", "OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp server)"),
+            ("anthropic", "Anthropic"),
+            ("embedded", "The built-in small model (runs on this server)"),
+        ],
+        label="Kind",
+    )
+    base_url = forms.URLField(
+        required=False,
+        assume_scheme="http",
+        label="Base URL",
+        help_text="OpenAI-compatible servers only, e.g. http://127.0.0.1:11434/v1 for Ollama; "
+        "empty for OpenAI itself.",
+    )
+
+    class Meta:
+        model = ModelProfile
+        fields = [
+            "name",
+            "provider",
+            "model",
+            "base_url",
+            "api_key_env",
+            "temperature",
+            "max_tokens",
+            "timeout_seconds",
+            "price_in_per_1k",
+            "price_out_per_1k",
+        ]
+        labels = {
+            "model": "Model name",
+            "api_key_env": "API key variable",
+            "max_tokens": "Longest answer (tokens)",
+            "timeout_seconds": "Timeout (seconds)",
+            "price_in_per_1k": "Price per 1,000 input tokens",
+            "price_out_per_1k": "Price per 1,000 output tokens",
+        }
+        help_texts = {
+            "name": "How owners see it when they pick an agent's model.",
+            "model": "As the provider names it, e.g. gpt-4.1-mini, claude-sonnet-4-5, llama3.2.",
+            "api_key_env": "The NAME of the environment variable that holds the key, e.g. "
+            "OPENAI_API_KEY (the key never goes into the database). Local servers need none.",
+        }
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        provider = data.get("provider")
+        if provider in ("openai", "anthropic") and not data.get("model"):
+            self.add_error("model", "Name the model, as the provider names it.")
+        if provider == "anthropic" and not data.get("api_key_env"):
+            self.add_error("api_key_env", "Anthropic needs an API key variable.")
+        if provider == "openai" and not data.get("base_url") and not data.get("api_key_env"):
+            self.add_error("api_key_env", "OpenAI itself needs an API key variable.")
+        if provider == "embedded":
+            data["model"] = data.get("model") or llm.embedded_profile().model
+        return data
 
 
 class AskForm(forms.Form):
@@ -87,6 +258,10 @@ class AnswerForm(forms.Form):
 class AcceptForm(forms.Form):
     text = forms.CharField(required=False, max_length=6000, strip=False)
     edited = forms.BooleanField(required=False)
+
+    def clean_text(self) -> str:
+        # A browser submits a textarea's line breaks as CRLF; the document uses LF.
+        return str(self.cleaned_data.get("text") or "").replace("\r\n", "\n")
 
 
 class FeedbackForm(forms.Form):

@@ -24,8 +24,10 @@ from django.utils import timezone
 
 from agents.models import Feedback, PolicyState, Turn
 from agents.policies import UnknownPolicyError, get_policy
-from agents.policies.bandit import REWARDS, LoggedDecision
-from agents.policies.base import Decision, LearningPolicy
+from agents.policies.bandit import REWARDS
+from agents.policies.base import Decision
+from agents.policies.registry import LearningPolicy
+from agents.records import PolicyRecord
 
 log = logging.getLogger(__name__)
 
@@ -65,16 +67,14 @@ def state_owner(turn: Turn) -> int | None:
     return None
 
 
-def decide_with_state(
-    *, turn: Turn, context: dict[str, Any], decide: PolicyDecide
-) -> dict[str, Any]:
+def decide_with_state(*, turn: Turn, context: dict[str, Any], decide: PolicyDecide) -> PolicyRecord:
     """The policy's decision record for ``turn``; learning policies decide from (and update)
     their persisted state. ``decide`` is ``policies_bridge.policy_decision``."""
     name = turn.agent.policy_name
     if not is_learning_policy(name):
         record = decide(name, context)
         record.pop("policy_state", None)
-        return record
+        return _record(record)
     user_id = state_owner(turn)
     with transaction.atomic():
         row = lock_policy_state(
@@ -87,6 +87,13 @@ def decide_with_state(
             row.decisions += 1
             row.save(update_fields=["state", "decisions", "updated_at"])
         record["policy_state_ref"] = {"id": row.pk, "user_id": user_id}
+    return _record(record)
+
+
+def _record(stored: dict[str, Any]) -> PolicyRecord:
+    record = PolicyRecord.from_stored(stored)
+    if record is None:  # a policy always returns a record (agents.policies.adapter)
+        raise TypeError(f"Not a decision record: {stored!r}")
     return record
 
 
@@ -107,21 +114,18 @@ def learn_from_feedback(feedback: Feedback) -> float | None:
     reward = reward_for(feedback)
     if reward is None:
         return None
-    record = Turn.objects.filter(pk=feedback.turn_id).values_list("policy_decision", flat=True)
-    decision_record = record.first()
-    if not isinstance(decision_record, dict):
+    stored = Turn.objects.filter(pk=feedback.turn_id).values_list("policy_decision", flat=True)
+    record = PolicyRecord.from_stored(stored.first())
+    if record is None or record.state_ref is None or not record.detail.get("features"):
         return None
-    ref, detail = decision_record.get("policy_state_ref"), decision_record.get("detail")
-    if not isinstance(ref, dict) or not isinstance(detail, dict) or not detail.get("features"):
-        return None
-    row = PolicyState.objects.select_for_update().filter(pk=int(ref.get("id") or 0)).first()
+    row = PolicyState.objects.select_for_update().filter(pk=record.state_ref.id).first()
     if row is None:
         return None
     try:
         policy = get_policy(row.policy_name, state=row.state or None)
         if not isinstance(policy, LearningPolicy):
             return None
-        policy.learn(Decision.from_dict(detail), reward)
+        policy.learn(Decision.from_dict(dict(record.detail)), reward)
     except (UnknownPolicyError, TypeError, ValueError, KeyError) as exc:
         log.warning("feedback %s: cannot teach %s: %s", feedback.pk, row.policy_name, exc)
         return None
@@ -132,25 +136,3 @@ def learn_from_feedback(feedback: Feedback) -> float | None:
     feedback.learned_at = timezone.now()
     feedback.save(update_fields=["learned_reward", "learned_at"])
     return reward
-
-
-def logged_decisions(*, workspace_id: int, policy_name: str = "bandit") -> list[LoggedDecision]:
-    """The workspace's logged (context, action, propensity, reward) tuples: each feedback row
-    that taught the policy, with the decision of the turn it rated. The input of
-    ``ips_estimate`` / ``snips_estimate`` for evaluating another policy offline."""
-    rows = (
-        Feedback.objects.filter(
-            workspace_id=workspace_id,
-            learned_reward__isnull=False,
-            turn__policy_name=policy_name,
-        )
-        .order_by("learned_at", "id")
-        .values_list("turn__policy_decision", "learned_reward")
-    )
-    logged = []
-    for record, reward in rows:
-        detail = record.get("detail") if isinstance(record, dict) else None
-        if reward is None or not isinstance(detail, dict) or not detail.get("features"):
-            continue
-        logged.append(LoggedDecision.from_decision(Decision.from_dict(detail), reward))
-    return logged

@@ -81,6 +81,16 @@ def agent_state(
     return state
 
 
+def relative_position(
+    *, item: dict[str, int] | None = None, tname: str | None = None, assoc: int = 0
+) -> dict[str, Any]:
+    """A Yjs ``RelativePosition`` as browsers put it in awareness: all four fields, null when
+    unused. y-codemirror.next hands a remote cursor straight to
+    ``Y.createAbsolutePositionFromRelativePosition``, which tests ``item !== null``: a missing
+    ``item`` (yrs' JSON leaves it out) crashed its remote-selection plugin on every page."""
+    return {"type": None, "tname": None if item else tname, "item": item, "assoc": assoc}
+
+
 def _publish(shown: _Shown, state: dict[str, Any] | None) -> None:
     entry = yprotocol.AwarenessEntry(
         shown.client_id,
@@ -128,9 +138,10 @@ def move_cursor(turn_id: int, *, state: bytes, index: int) -> None:
         value = str(text)
         if index >= len(value):
             # The end of the text, as Yjs writes it (yrs cannot make this one).
-            cursor: dict[str, Any] = {"tname": ytext.TEXT_NAME, "assoc": 0}
+            cursor = relative_position(tname=ytext.TEXT_NAME)
         else:
-            cursor = text.sticky_index(ytext.utf8_offset(value, index)).to_json()
+            sticky = text.sticky_index(ytext.utf8_offset(value, index)).to_json()
+            cursor = relative_position(item=sticky.get("item"), assoc=sticky.get("assoc", 0))
     except BaseException as exc:  # a cursor is a nicety: never let it stop an edit (pyo3
         if isinstance(exc, KeyboardInterrupt | SystemExit):  # panics are BaseExceptions)
             raise

@@ -43,7 +43,10 @@ class ActionOut(BaseModel):
     key: str = Field(
         default="",
         max_length=KEY_MAX,
-        description="remember: optional slot (lists, spelling, tone, max_words, asking)",
+        description=(
+            "remember: optional key (spelling, list_style, length, tone, date_format, "
+            "headings, asking)"
+        ),
     )
     value: str = Field(default="", max_length=VALUE_MAX, description="remember: the slot's value")
 

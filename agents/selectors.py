@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
+from django.urls import reverse
 
 from agents.models import (
     ACTIVE_STATUSES,
@@ -34,7 +36,12 @@ class AgentRow:
 
 def list_task_agents(task: Task) -> list[AgentRow]:
     """The task's agents, each with its latest turn on this task."""
-    agents = list(task.agents.select_related("model_profile").order_by("name", "id"))
+    return _with_latest_turns(
+        task, list(task.agents.select_related("model_profile").order_by("name", "id"))
+    )
+
+
+def _with_latest_turns(task: Task, agents: Sequence[Agent]) -> list[AgentRow]:
     latest: dict[int, Turn] = {}
     for turn in (
         Turn.objects.filter(task=task, agent__in=agents).select_related("agent").order_by("-id")
@@ -47,13 +54,22 @@ def list_task_agents(task: Task) -> list[AgentRow]:
 
 def task_agent_cards(task: Task, *, can_add: bool = True) -> dict[str, Any]:
     """The task's agents with their latest turns, and (``can_add``: for editors) the
-    workspace's active agents that can be added to it: the agents pane's cards."""
-    rows = list_task_agents(task)
+    workspace's active agents that can be added to it: the agents pane's cards. The agents
+    are read once, both lists together."""
     if not can_add:
-        return {"rows": rows, "addable": []}
-    on_task = {row.agent.pk for row in rows}
-    addable = Agent.objects.filter(workspace_id=task.workspace_id, is_active=True)
-    return {"rows": rows, "addable": [a for a in addable if a.pk not in on_task]}
+        return {"rows": list_task_agents(task), "addable": []}
+    joined = Agent.tasks.through.objects.filter(agent_id=OuterRef("pk"), task_id=task.pk)
+    agents = list(
+        Agent.objects.annotate(on_task=Exists(joined))
+        .filter(Q(on_task=True) | Q(workspace_id=task.workspace_id, is_active=True))
+        .select_related("model_profile")
+        .order_by("name", "id")
+    )
+    on_task = [agent for agent in agents if agent.on_task]
+    return {
+        "rows": _with_latest_turns(task, on_task),
+        "addable": [agent for agent in agents if not agent.on_task],
+    }
 
 
 def task_panel(*, task: Task, membership: Membership | None) -> dict[str, Any]:
@@ -195,6 +211,14 @@ def _task_edits(task: Task) -> QuerySet[Action]:
     )
 
 
+def get_task_edit(access: TaskAccess, action_id: int) -> Action:
+    """One direct edit of an agent on the task ``access`` (a task access) opens; 404 if none."""
+    edit = _task_edits(access.task).select_related("turn__agent").filter(pk=action_id).first()
+    if edit is None:
+        raise Http404("No such agent edit on this task.")
+    return edit
+
+
 def list_task_edits(task: Task, *, limit: int = 10) -> list[Action]:
     """The agents' direct edits of the task's document, newest first (the "edit notices")."""
     edits = _task_edits(task).select_related("turn__agent").order_by("-applied_at", "-id")
@@ -291,10 +315,19 @@ def attach_message_feedback(user: Any, task_id: int, messages: list[dict[str, An
             message["feedback"] = widgets[(Feedback.TargetKind.MESSAGE, message["id"])]
 
 
+def assumption_payload(assumption: Assumption) -> dict[str, Any]:
+    """An assumption as pages and API clients see it beside its "I assumed X" message."""
+    return {
+        "id": assumption.pk,
+        "status": assumption.status,
+        "question_id": assumption.question_id,
+        "undone_by": assumption.undone_by.get_username() if assumption.undone_by else "",
+        "undo_url": reverse("agents:undo_assumption", args=[assumption.task_id, assumption.pk]),
+    }
+
+
 def attach_message_assumptions(task_id: int, messages: list[dict[str, Any]]) -> None:
     """Give the agents' "I assumed X" messages their assumption (status, Undo), in one query."""
-    from agents.events import assumption_payload
-
     ids = [m["id"] for m in messages if m.get("kind") == Message.Kind.AGENT]
     if not ids:
         return

@@ -1,12 +1,13 @@
 """Model signals for the clarification policies, computed by the turn engine.
 
 A policy that reads model signals gets them from structured calls to the agent's own model
-(``agents/llm.py``), and only those it reads:
+(``agents/llm/``), and only those it reads:
 
 ===================== =================================================== ====================
 policy                calls (purpose of the ModelCall)                    gives
 ===================== =================================================== ====================
-never, ask_once       none                                                text detection only
+never, ask_once,      none                                                text detection only
+ask_when_blocked
 llm_judge             1 ``signals:ambiguity`` (AmbiguityRating)            ``ambiguity`` ...
 intent_sampling       k ``signals:sample`` (InterpretationOut, T >= 0.8),  ``interpretations``
                       or 1 (Interpretations) for the embedded model
@@ -20,9 +21,10 @@ valid JSON for its schema gives no signal (the policy then falls back to what th
 and is recorded on its ModelCall; it never fails the turn. The prompt-and-parse call itself is
 ``agents.policies.signals.ask_structured``, shared with the offline evaluation.
 
-The engine (``agents/turns.py``) plans the calls here, runs them in its model threads while it
-renews the turn's lease, then records them here. A registered signal provider (the evaluation
-harness's oracle mode) takes precedence: then no call is made (``agents/policies_bridge.py``).
+The engine (``agents/engine/decide.py``) plans the calls here, runs them in its model threads
+while it renews the turn's lease, then records them here. A registered signal provider (the
+evaluation harness's oracle mode) takes precedence: then no call is made
+(``agents/policies_bridge.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
 from agents import llm
@@ -69,6 +72,9 @@ NEEDS: Mapping[str, frozenset[str]] = {
     "intent_sampling": frozenset({"samples"}),
     "value_of_information": frozenset({"extraction", "samples"}),
     "bandit": frozenset({"extraction", "samples", "ambiguity"}),
+    # The default reads the detectors only: no model call, so the embedded model cannot make
+    # it worse (docs/policies.md, "Model signals").
+    "ask_when_blocked": frozenset(),
 }
 
 
@@ -150,8 +156,6 @@ def model_call(
 ) -> ModelCall:
     """The ModelCall row that logs a signal call (not saved: the engine saves it and counts it
     in the turn's tokens and cost)."""
-    from langchain_core.messages import HumanMessage
-
     row = ModelCall(
         turn=turn,
         agent=turn.agent,

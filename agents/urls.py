@@ -7,6 +7,10 @@ from agents import views
 app_name = "agents"
 
 urlpatterns = [
+    path("models/", views.models_page, name="models"),
+    path("models/<int:profile_id>/", views.edit_model, name="edit_model"),
+    path("models/<int:profile_id>/test/", views.test_model, name="test_model"),
+    path("models/<int:profile_id>/default/", views.make_default_model, name="default_model"),
     path("w/<int:workspace_id>/agents/", views.manage_agents, name="manage"),
     path("w/<int:workspace_id>/agents/<int:agent_id>/", views.edit_agent, name="edit"),
     path("t/<int:task_id>/agents/add/", views.add_to_task, name="add_to_task"),
@@ -20,6 +24,7 @@ urlpatterns = [
         views.undo_assumption,
         name="undo_assumption",
     ),
+    path("t/<int:task_id>/edits/<int:action_id>/undo/", views.undo_edit, name="undo_edit"),
     path(
         "t/<int:task_id>/feedback/<slug:kind>/<int:target_id>/",
         views.feedback,

@@ -7,17 +7,39 @@ over the task's WebSocket. Without JavaScript they redirect back to the task.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
-from django.http import HttpResponse
-from django.shortcuts import redirect, render
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Count
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from agents import selectors, services
-from agents.forms import AcceptForm, AgentForm, AnswerForm, AskForm, FeedbackForm
+from agents import agent_changes, llm, profiles, selectors
+from agents.forms import (
+    AcceptForm,
+    AgentForm,
+    AnswerForm,
+    AskForm,
+    FeedbackForm,
+    ModelProfileForm,
+    policy_options,
+)
+from agents.models import Agent, ModelProfile
+from agents.services import agents as agent_services
+from agents.services import edits as edit_services
+from agents.services import feedback as feedback_services
+from agents.services import questions as question_services
+from agents.services import suggestions as suggestion_services
+from agents.services import turns as turn_services
+from collab.lib.env import env_str
 from collab.lib.requests import AuthedRequest
+from collab.lib.responses import bad_request, run_service
+from collab.tasks.models import Task
 from collab.tasks.selectors import get_task_access
+from collab.workspaces.models import Membership
 from collab.workspaces.selectors import get_membership
 
 
@@ -27,17 +49,8 @@ def _done(request: AuthedRequest, task_id: int) -> HttpResponse:
     return redirect("tasks:detail", task_id=task_id)
 
 
-def _bad(exc: ValidationError | str) -> HttpResponse:
-    text = " ".join(exc.messages) if isinstance(exc, ValidationError) else exc
-    return HttpResponse(text, status=400, content_type="text/plain")
-
-
 def _run(request: AuthedRequest, task_id: int, action: Callable[[], object]) -> HttpResponse:
-    try:
-        action()
-    except ValidationError as exc:
-        return _bad(exc)
-    return _done(request, task_id)
+    return run_service(action, lambda: _done(request, task_id))
 
 
 @login_required
@@ -47,11 +60,11 @@ def ask(request: AuthedRequest, task_id: int, agent_id: int) -> HttpResponse:
     agent = selectors.get_workspace_agent(access.membership, agent_id)
     form = AskForm(request.POST)
     if not form.is_valid():
-        return _bad("Keep the request under 1,500 characters.")
+        return bad_request("Keep the request under 1,500 characters.")
     return _run(
         request,
         task_id,
-        lambda: services.ask_agent(
+        lambda: turn_services.ask_agent(
             membership=access.membership,
             agent=agent,
             task=access.task,
@@ -66,7 +79,7 @@ def stop(request: AuthedRequest, task_id: int, turn_id: int) -> HttpResponse:
     access = get_task_access(request.user, task_id)
     turn = selectors.get_task_turn(access, turn_id)
     return _run(
-        request, task_id, lambda: services.cancel_turn(membership=access.membership, turn=turn)
+        request, task_id, lambda: turn_services.cancel_turn(membership=access.membership, turn=turn)
     )
 
 
@@ -77,12 +90,12 @@ def accept(request: AuthedRequest, task_id: int, suggestion_id: int) -> HttpResp
     suggestion = selectors.get_task_suggestion(access, suggestion_id)
     form = AcceptForm(request.POST)
     if not form.is_valid():
-        return _bad("That change is too long.")
+        return bad_request("That change is too long.")
     text = form.cleaned_data["text"] if form.cleaned_data["edited"] else None
     return _run(
         request,
         task_id,
-        lambda: services.accept_suggestion(
+        lambda: suggestion_services.accept_suggestion(
             membership=access.membership, suggestion=suggestion, text=text
         ),
     )
@@ -96,7 +109,9 @@ def reject(request: AuthedRequest, task_id: int, suggestion_id: int) -> HttpResp
     return _run(
         request,
         task_id,
-        lambda: services.reject_suggestion(membership=access.membership, suggestion=suggestion),
+        lambda: suggestion_services.reject_suggestion(
+            membership=access.membership, suggestion=suggestion
+        ),
     )
 
 
@@ -107,11 +122,11 @@ def answer(request: AuthedRequest, task_id: int, question_id: int) -> HttpRespon
     question = selectors.get_task_question(access, question_id)
     form = AnswerForm(request.POST)
     if not form.is_valid():
-        return _bad("Write an answer of at most 1,500 characters.")
+        return bad_request("Write an answer of at most 1,500 characters.")
     return _run(
         request,
         task_id,
-        lambda: services.answer_question(
+        lambda: question_services.answer_question(
             membership=access.membership, question=question, answer=form.cleaned_data["answer"]
         ),
     )
@@ -125,7 +140,21 @@ def undo_assumption(request: AuthedRequest, task_id: int, assumption_id: int) ->
     return _run(
         request,
         task_id,
-        lambda: services.undo_assumption(membership=access.membership, assumption=assumption),
+        lambda: question_services.undo_assumption(
+            membership=access.membership, assumption=assumption
+        ),
+    )
+
+
+@login_required
+@require_POST
+def undo_edit(request: AuthedRequest, task_id: int, action_id: int) -> HttpResponse:
+    access = get_task_access(request.user, task_id)
+    action = selectors.get_task_edit(access, action_id)
+    return _run(
+        request,
+        task_id,
+        lambda: edit_services.undo_agent_edit(membership=access.membership, action=action),
     )
 
 
@@ -136,46 +165,75 @@ def add_to_task(request: AuthedRequest, task_id: int) -> HttpResponse:
     try:
         agent_id = int(request.POST["agent"])
     except (KeyError, ValueError):
-        return _bad("Choose an agent.")
+        return bad_request("Choose an agent.")
     agent = selectors.get_workspace_agent(access.membership, agent_id)
-    services.add_agent_to_task(membership=access.membership, agent=agent, task=access.task)
+    agent_services.add_agent_to_task(membership=access.membership, agent=agent, task=access.task)
     return _done(request, task_id)  # open pages get the agent's card live
 
 
-def _save_agent(request: AuthedRequest, form: AgentForm, save: Callable[..., object]) -> bool:
+def _save_agent(form: AgentForm, save: Callable[..., Agent]) -> Agent | None:
     if not form.is_valid():
-        return False
+        return None
     try:
-        save(**form.cleaned_data)
+        return save(**form.cleaned_data)
     except ValidationError as exc:
         form.add_error(None, exc)
-        return False
-    return True
+        return None
+
+
+def _back_to_task(request: AuthedRequest, workspace_id: int) -> Task | None:
+    """The task the owner came from (``?task=<id>``), if they may see it."""
+    raw = request.GET.get("task") or request.POST.get("back_to_task") or ""
+    if not raw.isdigit():
+        return None
+    try:
+        access = get_task_access(request.user, int(raw))
+    except Http404:
+        return None
+    return access.task if access.task.workspace_id == workspace_id else None
+
+
+def _agent_page_context(
+    request: AuthedRequest, membership: Membership, form: AgentForm, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "workspace": membership.workspace,
+        "membership": membership,
+        "form": form,
+        "policies": policy_options(),
+        "back_task": _back_to_task(request, membership.workspace_id),
+        **extra,
+    }
+
+
+def _after_save(request: AuthedRequest, agent: Agent, verb: str) -> HttpResponse:
+    back = _back_to_task(request, agent.workspace_id)
+    where = (
+        "; it is on the task page now" if back and agent.tasks.filter(pk=back.pk).exists() else ""
+    )
+    messages.success(request, f"{agent.name} {verb}{where}.")
+    if back is not None:
+        return redirect("tasks:detail", task_id=back.pk)
+    return redirect("agents:manage", workspace_id=agent.workspace_id)
 
 
 @login_required
 def manage_agents(request: AuthedRequest, workspace_id: int) -> HttpResponse:
     membership = get_membership(request.user, workspace_id)
-    form = AgentForm(request.POST or None)
+    form = AgentForm(request.POST or None, workspace_id=workspace_id)
     status = 200
     if request.method == "POST":
-        data_ok = _save_agent(
-            request,
-            form,
-            lambda **fields: services.create_agent(membership=membership, **fields),
+        agent = _save_agent(
+            form, lambda **fields: agent_changes.create_agent(membership=membership, **fields)
         )
-        if data_ok:
-            return redirect("agents:manage", workspace_id=workspace_id)
+        if agent is not None:
+            return _after_save(request, agent, "was created")
         status = 400
+    agents = selectors.list_workspace_agents(membership)
     return render(
         request,
         "agents/manage.html",
-        {
-            "workspace": membership.workspace,
-            "membership": membership,
-            "agents": selectors.list_workspace_agents(membership),
-            "form": form,
-        },
+        _agent_page_context(request, membership, form, agents=agents),
         status=status,
     )
 
@@ -188,19 +246,114 @@ def edit_agent(request: AuthedRequest, workspace_id: int, agent_id: int) -> Http
     status = 200
     if request.method == "POST":
         # The form already wrote its fields onto ``agent``; the service checks and saves.
-        if _save_agent(
-            request,
+        saved = _save_agent(
             form,
-            lambda **fields: services.update_agent(membership=membership, agent=agent, **fields),
-        ):
-            return redirect("agents:manage", workspace_id=workspace_id)
+            lambda **fields: agent_changes.update_agent(
+                membership=membership, agent=agent, **fields
+            ),
+        )
+        if saved is not None:
+            return _after_save(request, saved, "was saved")
         status = 400
     return render(
         request,
         "agents/edit.html",
-        {"workspace": membership.workspace, "membership": membership, "agent": agent, "form": form},
+        _agent_page_context(request, membership, form, agent=agent),
         status=status,
     )
+
+
+# --- Models (site administrators) -------------------------------------------------------------
+
+
+def _require_staff(request: AuthedRequest) -> None:
+    if not request.user.is_staff:
+        raise PermissionDenied("Only site administrators manage models.")
+
+
+def _models_context(form: ModelProfileForm, **extra: Any) -> dict[str, Any]:
+    default = profiles.site_default()
+    rows = [
+        {
+            "profile": p,
+            "words": profiles.describe(p),
+            "key_set": bool(p.api_key_env and env_str(p.api_key_env)),
+            "agents": p.agent_count,
+        }
+        for p in ModelProfile.objects.annotate(agent_count=Count("agents")).order_by("name")
+    ]
+    return {
+        "rows": rows,
+        "default": default,
+        "builtin": llm.embedded_profile(),
+        "form": form,
+        **extra,
+    }
+
+
+@login_required
+def models_page(request: AuthedRequest) -> HttpResponse:
+    """The Models page: the site's models, a Test button each, the default, and a form to add
+    one."""
+    _require_staff(request)
+    form = ModelProfileForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            profile = form.save()
+            messages.success(
+                request, f"{profile.name} was added: test it, then make it the default."
+            )
+            return redirect("agents:models")
+        status = 400
+    return render(request, "agents/models.html", _models_context(form), status=status)
+
+
+@login_required
+def edit_model(request: AuthedRequest, profile_id: int) -> HttpResponse:
+    _require_staff(request)
+    profile = get_object_or_404(ModelProfile, pk=profile_id)
+    form = ModelProfileForm(request.POST or None, instance=profile)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            form.save()
+            messages.success(request, f"{profile.name} was saved.")
+            return redirect("agents:models")
+        status = 400
+    return render(
+        request, "agents/model_edit.html", {"form": form, "profile": profile}, status=status
+    )
+
+
+@login_required
+@require_POST
+def test_model(request: AuthedRequest, profile_id: int) -> HttpResponse:
+    """The Test button: one real call (0: the built-in model), its answer or exact error."""
+    _require_staff(request)
+    if profile_id == 0:
+        profile = llm.embedded_profile()
+    else:
+        profile = get_object_or_404(ModelProfile, pk=profile_id)
+    result = profiles.test_profile(profile)
+    context = {"result": result, "profile": profile, "profile_key": profile_id}
+    if request.htmx:
+        return render(request, "agents/models.html#test-result", context)
+    return render(
+        request, "agents/models.html", _models_context(ModelProfileForm(), tested=context)
+    )
+
+
+@login_required
+@require_POST
+def make_default_model(request: AuthedRequest, profile_id: int) -> HttpResponse:
+    """Make a model the site's default (0: the built-in model)."""
+    _require_staff(request)
+    profile = None if profile_id == 0 else get_object_or_404(ModelProfile, pk=profile_id)
+    profiles.set_default(profile)
+    name = profile.name if profile else "The built-in small model"
+    messages.success(request, f"{name} is the site's default model now.")
+    return redirect("agents:models")
 
 
 @login_required
@@ -213,13 +366,13 @@ def feedback(request: AuthedRequest, task_id: int, kind: str, target_id: int) ->
     form = FeedbackForm(request.POST)
     if not form.is_valid():
         reasons = [f"{name}: {' '.join(map(str, errs))}" for name, errs in form.errors.items()]
-        return _bad(" ".join(reasons))
+        return bad_request(" ".join(reasons))
     try:
-        services.record_feedback(
+        feedback_services.record_feedback(
             membership=access.membership, target=target, **form.service_arguments()
         )
     except ValidationError as exc:
-        return _bad(exc)
+        return bad_request(exc)
     if not request.htmx:
         return redirect("tasks:detail", task_id=task_id)
     widget = selectors.feedback_widget(

@@ -1,13 +1,15 @@
 """Memory retrieval and extraction cost: p50 and p99.
 
     python bench/memory.py [--items 100000] [--people 1000] [--queries 300] [--sessions 20]
-                           [--embeddings DIMENSIONS]
+                           [--embeddings DIMENSIONS] [--wordllama]
 
 Two layouts of ``--items`` memory items: all owned by one person, and spread evenly over
 ``--people`` people. Each query is ``retrieve_for_turn`` for one person in one workspace (the
 structured profile plus the top 8 relevant items by full-text search, weighted by recency and
 confidence), with a turn-like query of task words; with ``--embeddings``, again with every item
-embedded (hybrid retrieval, the fake embedding model). Then the extraction cost of one chat session
+embedded (hybrid retrieval, the fake embedding model); with ``--wordllama``, again with every
+item embedded by the default model (WordLlama, shipped in its wheel: the real query embedding
+on every retrieval, as in production). Then the extraction cost of one chat session
 (20 messages, reflection with langchain-core's fake chat model plus the rule-based extractors).
 
 Runs against a fresh embedded-mode SQLite database in a temporary folder, or against
@@ -74,6 +76,11 @@ def main() -> None:
         metavar="DIMENSIONS",
         help="also measure hybrid retrieval with the fake embedding model of this many dimensions",
     )
+    parser.add_argument(
+        "--wordllama",
+        action="store_true",
+        help="also measure hybrid retrieval with the default embedding model (WordLlama)",
+    )
     args = parser.parse_args()
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -85,6 +92,8 @@ def main() -> None:
 def run(args: argparse.Namespace) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "collab.settings")
     os.environ.setdefault("LOG_LEVEL", "ERROR")
+    # Full-text first; each hybrid measurement switches its embedding model on and off again.
+    os.environ.setdefault("MEMORY_EMBEDDING_PROVIDER", "off")
     import django
 
     django.setup()
@@ -98,7 +107,7 @@ def run(args: argparse.Namespace) -> None:
     from django.utils import timezone
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from agents.memory import jobs, reflection
+    from agents.memory import queue, reflection
     from agents.memory.models import MemoryItem, ReflectionState
     from agents.memory.selectors import retrieve_for_turn
     from collab.tasks.models import Message
@@ -107,7 +116,7 @@ def run(args: argparse.Namespace) -> None:
     from collab.workspaces.services import create_workspace
 
     call_command("migrate", verbosity=0)
-    jobs.schedule_reflection = lambda task_id, countdown=None: None  # no broker needed here
+    queue.send = lambda name, *args, countdown=None: None  # no broker needed here
     rng = random.Random(6)
     words = vocabulary(3000, rng)
     cumulative = list(itertools.accumulate(1 / (rank + 1) for rank in range(len(words))))
@@ -124,7 +133,7 @@ def run(args: argparse.Namespace) -> None:
     def fill(people: list) -> None:
         MemoryItem.objects.all().delete()
         batch = []
-        keys = ["lists", "spelling", "tone", "max_words", "asking"]
+        keys = ["list_style", "spelling", "tone", "length", "asking"]
         for n in range(args.items):
             person = people[n % len(people)]
             # The first five items of each person are their structured profile.
@@ -152,14 +161,14 @@ def run(args: argparse.Namespace) -> None:
         either; writing them directly is what the backfill would store, only faster)."""
         from django.conf import settings as django_settings
 
-        from agents import llm
+        from agents.llm import embeddings as embedding_models
         from agents.memory.embeddings import to_bytes
         from agents.memory.models import MemoryEmbedding
 
         django_settings.MEMORY_EMBEDDING_PROVIDER = "fake"
         django_settings.MEMORY_EMBEDDING_MODEL = ""
         django_settings.MEMORY_EMBEDDING_DIMENSIONS = dimensions
-        profile = llm.embedding_profile()
+        profile = embedding_models.embedding_profile()
         assert profile is not None
         generator = np.random.default_rng(6)
         ids = list(MemoryItem.objects.order_by("pk").values_list("pk", flat=True))
@@ -173,10 +182,41 @@ def run(args: argparse.Namespace) -> None:
                 for pk, v in zip(chunk, vectors, strict=True)
             )
 
+    def embed_wordllama() -> None:
+        """Every item embedded by the default model, in batches (what the backfill stores)."""
+        from django.conf import settings as django_settings
+
+        from agents.memory import embeddings
+        from agents.memory.embeddings import to_bytes
+        from agents.memory.models import MemoryEmbedding
+
+        django_settings.MEMORY_EMBEDDING_PROVIDER = "wordllama"
+        django_settings.MEMORY_EMBEDDING_MIN_SIMILARITY = 0.15
+        profile = embeddings.profile()
+        assert profile is not None
+        model = embeddings.build(profile)
+        started = time.perf_counter()
+        rows = list(MemoryItem.objects.order_by("pk").values_list("pk", "text"))
+        for start in range(0, len(rows), 5000):
+            chunk = rows[start : start + 5000]
+            vectors = model.embed_documents([text for _, text in chunk])
+            MemoryEmbedding.objects.bulk_create(
+                MemoryEmbedding(
+                    item_id=pk, model=profile.identity, text_hash="bench", vector=to_bytes(v)
+                )
+                for (pk, _), v in zip(chunk, vectors, strict=True)
+            )
+        print(
+            f"embedded {len(rows):,} items with wordllama in {time.perf_counter() - started:.1f} s"
+        )
+
     def no_embeddings() -> None:
         from django.conf import settings as django_settings
 
         django_settings.MEMORY_EMBEDDING_PROVIDER = ""
+        from agents.memory.models import MemoryEmbedding
+
+        MemoryEmbedding.objects.all().delete()
 
     def measure(label: str, people: list) -> None:
         timings: list[float] = []
@@ -206,6 +246,10 @@ def run(args: argparse.Namespace) -> None:
         embed_all(args.embeddings)
         measure(f"{args.items:,} items of one person, hybrid ({args.embeddings} dims)", one)
         no_embeddings()
+    if args.wordllama:
+        embed_wordllama()
+        measure(f"{args.items:,} items of one person, hybrid (wordllama)", one)
+        no_embeddings()
 
     # Seeding only: bulk rows with unusable passwords (hashing 1,000 passwords is not the point).
     users.bulk_create(
@@ -224,6 +268,10 @@ def run(args: argparse.Namespace) -> None:
             f"{args.items:,} items over {len(many):,} people, hybrid ({args.embeddings} dims)",
             many,
         )
+        no_embeddings()
+    if args.wordllama:
+        embed_wordllama()
+        measure(f"{args.items:,} items over {len(many):,} people, hybrid (wordllama)", many)
         no_embeddings()
 
     # Extraction: one reflection per session of 20 messages, with the fake chat model.
@@ -257,8 +305,8 @@ def run(args: argparse.Namespace) -> None:
                                 "person": owner.username,
                                 "message_id": messages[-1].pk,
                                 "text": "Keeps answers short",
-                                "key": "max_words",
-                                "value": "150",
+                                "key": "length",
+                                "value": "short",
                             }
                         ]
                     }

@@ -261,7 +261,7 @@ def run(args: argparse.Namespace) -> None:
     from django.test.utils import CaptureQueriesContext
 
     from agents.models import Agent, ModelCall
-    from collab.review.traces import encode_cursor
+    from agents.review.traces import encode_cursor
     from collab.workspaces.models import Workspace
 
     settings.ALLOWED_HOSTS = ["testserver"]

@@ -123,8 +123,8 @@ def run(args: argparse.Namespace) -> None:
     from websockets.exceptions import ConnectionClosed
     from websockets.sync.client import connect
 
-    from agents import services as agent_services
     from agents.models import ModelProfile, Provider, Turn
+    from agents.services import agents as agent_services
     from collab.accounts.services import create_api_token
     from collab.celery import app
     from collab.tasks.models import Task

@@ -8,11 +8,13 @@ in-process channel layer and an in-process Celery worker. Setting ``DATABASE_URL
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from collab.lib.addresses import parse_networks
 from collab.lib.env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -54,6 +56,8 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "template_partials",
+    "axes",  # login and API-token throttling (collab/accounts/throttle.py)
+    "csp",
     "ninja",  # serves the API docs page's assets locally (no CDN)
     "collab.core",
     "collab.accounts",
@@ -61,7 +65,7 @@ INSTALLED_APPS = [
     "collab.tasks",
     "collab.realtime",
     "collab.audit",
-    "collab.review",
+    "agents.review",
     "agents.memory",
     "agents",
     "agents.evaluation",
@@ -74,10 +78,13 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "collab.accounts.middleware.TimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "collab.audit.context.AuditOriginMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
 ROOT_URLCONF = "collab.urls"
@@ -95,6 +102,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "collab.accounts.middleware.time_zone_context",
             ],
         },
     },
@@ -188,6 +196,33 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    # Refuses a locked-out address or account before any password is checked.
+    "collab.accounts.backends.ThrottledBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Throttling (django-axes, collab/accounts/throttle.py): after AXES_FAILURE_LIMIT failed logins
+# from one address, or for one username, that address or username is refused (429) for
+# LOGIN_LOCKOUT_MINUTES; failed API-token checks and taken-username sign-ups count per address.
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = "collab.accounts.throttle.lockout_parameters"
+AXES_CLIENT_IP_CALLABLE = "collab.accounts.throttle.client_ip"
+AXES_LOCKOUT_CALLABLE = "collab.accounts.throttle.lockout_response"
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+# Password reset mails go to the console (the web process's output) unless SMTP is configured.
+EMAIL_HOST = env_str("EMAIL_HOST")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER") or ""
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD") or ""
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "collab@localhost") or "collab@localhost"
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "workspaces:list"
 LOGOUT_REDIRECT_URL = "accounts:login"
@@ -197,6 +232,34 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
 )
+# The proxies whose X-Forwarded-For is believed (addresses or networks, comma-separated): the
+# audit log and the throttling of guesses use the client address they report. Unset, the
+# socket's peer counts and the header is ignored (collab/lib/addresses.py).
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
+parse_networks(TRUSTED_PROXIES)  # a typo stops the process at start-up
+# HTTPS only once cookies are: browsers then refuse plain HTTP to this host for a year.
+SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", 31_536_000, minimum=0) if SESSION_COOKIE_SECURE else 0
+# Images in markdown from other sites: shown as links unless the administrator allows them.
+MARKDOWN_REMOTE_IMAGES = env_bool("MARKDOWN_REMOTE_IMAGES", False)
+# Content-Security-Policy (django-csp): scripts only from this site (no inline script, no
+# eval: htmx's hx-on is not used); inline styles stay allowed because CodeMirror and
+# y-codemirror.next write style attributes; images from this site only, so markdown cannot
+# make viewers' browsers fetch other addresses (collab/lib/markdown.py turns remote images
+# into links).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:", *(["https:"] if MARKDOWN_REMOTE_IMAGES else [])],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 # --- Internationalisation and static files ---------------------------------------------------
 LANGUAGE_CODE = "en-us"
@@ -219,6 +282,17 @@ WEBSOCKET_MAX_FRAME_BYTES = 64 * 1024
 # Live documents (see docs/protocol.md "Document"): a binary y-websocket frame over this size
 # closes the socket with 4413 before it is parsed.
 DOCUMENT_MAX_FRAME_BYTES = env_int("DOCUMENT_MAX_FRAME_BYTES", 1024 * 1024, minimum=1024)
+# The largest WebSocket message the server sends and receives: Daphne's
+# --websocket-max-message-size (1 MiB by default). Larger document syncs are split.
+WEBSOCKET_MAX_MESSAGE_BYTES = env_int("WEBSOCKET_MAX_MESSAGE_BYTES", 1024 * 1024, minimum=65536)
+# The largest a document's Yjs state may grow (an edit that would pass it is refused), so that
+# a new client's sync always fits in one message.
+DOCUMENT_MAX_BYTES = env_int("DOCUMENT_MAX_BYTES", 1_000_000, minimum=1024)
+if DOCUMENT_MAX_BYTES > WEBSOCKET_MAX_MESSAGE_BYTES - 16 * 1024:
+    raise ImproperlyConfigured(
+        "DOCUMENT_MAX_BYTES must stay at least 16 KiB under WEBSOCKET_MAX_MESSAGE_BYTES "
+        f"({WEBSOCKET_MAX_MESSAGE_BYTES}), or a new client could not be sent the document."
+    )
 # Updates are written to the database in batches: the first pending update waits this long.
 DOCUMENT_FLUSH_DELAY = env_float("DOCUMENT_FLUSH_DELAY", 0.05)
 # A room without sockets stays loaded this long, then flushes and unloads.
@@ -231,7 +305,9 @@ DOCUMENT_CATCHUP_SECONDS = env_float("DOCUMENT_CATCHUP_SECONDS", 10.0)
 DOCUMENT_ROLE_REFRESH_SECONDS = env_float("DOCUMENT_ROLE_REFRESH_SECONDS", 5.0)
 # Fold the update log into the snapshot once this many rows follow it.
 DOCUMENT_COMPACT_AFTER = env_int("DOCUMENT_COMPACT_AFTER", 500, minimum=1)
-# At most one "edits" version per this many seconds while people type.
+# What people type becomes a version once typing pauses this long (seconds)...
+DOCUMENT_VERSION_PAUSE_SECONDS = env_float("DOCUMENT_VERSION_PAUSE_SECONDS", 10.0)
+# ...or after this many seconds of typing without such a pause.
 DOCUMENT_VERSION_INTERVAL = env_float("DOCUMENT_VERSION_INTERVAL", 60.0)
 # Redis pub/sub channels are shared by every database number: prefix them per deployment.
 DOCUMENT_RELAY_PREFIX = (
@@ -240,11 +316,17 @@ DOCUMENT_RELAY_PREFIX = (
 INVITATION_DEFAULT_DAYS = env_int("INVITATION_DEFAULT_DAYS", 7, minimum=1)
 # Memory reflection runs once a task's chat has been quiet this long (and when a task is done).
 MEMORY_REFLECTION_QUIET_SECONDS = env_int("MEMORY_REFLECTION_QUIET_SECONDS", 120, minimum=1)
-# Embeddings for memory retrieval (agents/llm.py: embedding_profile); unset: full-text only.
-# "openai" (any OpenAI-compatible endpoint, the 'openai' extra) or "fake" (tests, benchmarks).
-MEMORY_EMBEDDING_PROVIDER = env_str("MEMORY_EMBEDDING_PROVIDER", "") or ""
-if MEMORY_EMBEDDING_PROVIDER not in ("", "openai", "fake"):
-    raise ImproperlyConfigured("MEMORY_EMBEDDING_PROVIDER must be empty, 'openai' or 'fake'.")
+# Embeddings for memory retrieval (agents/memory/embeddings.py, docs/adr/0006): "wordllama"
+# (the default: a static embedding shipped in the wordllama wheel, offline), "openai" (any
+# OpenAI-compatible endpoint, the 'openai' extra), "fake" (tests, benchmarks) or "off"
+# (full-text retrieval only).
+MEMORY_EMBEDDING_PROVIDER = env_str("MEMORY_EMBEDDING_PROVIDER", "wordllama") or "wordllama"
+if MEMORY_EMBEDDING_PROVIDER not in ("off", "wordllama", "openai", "fake"):
+    raise ImproperlyConfigured(
+        "MEMORY_EMBEDDING_PROVIDER must be 'wordllama', 'openai', 'fake' or 'off'."
+    )
+if MEMORY_EMBEDDING_PROVIDER == "off":
+    MEMORY_EMBEDDING_PROVIDER = ""
 MEMORY_EMBEDDING_MODEL = env_str("MEMORY_EMBEDDING_MODEL", "") or ""
 MEMORY_EMBEDDING_BASE_URL = env_str("MEMORY_EMBEDDING_BASE_URL", "") or ""
 MEMORY_EMBEDDING_API_KEY_ENV = env_str("MEMORY_EMBEDDING_API_KEY_ENV", "") or ""
@@ -254,16 +336,22 @@ MEMORY_EMBEDDING_WEIGHT = env_float("MEMORY_EMBEDDING_WEIGHT", 0.5)
 if not 0 <= MEMORY_EMBEDDING_WEIGHT <= 1:
     raise ImproperlyConfigured("MEMORY_EMBEDDING_WEIGHT must be between 0 and 1.")
 # An item found by meaning alone needs at least this cosine similarity to the query.
-MEMORY_EMBEDDING_MIN_SIMILARITY = env_float("MEMORY_EMBEDDING_MIN_SIMILARITY", 0.3)
+# (A static word embedding gives lower cosines than a sentence model: its own default.)
+MEMORY_EMBEDDING_MIN_SIMILARITY = env_float(
+    "MEMORY_EMBEDDING_MIN_SIMILARITY", 0.15 if MEMORY_EMBEDDING_PROVIDER == "wordllama" else 0.3
+)
 # How many of the people's newest items are compared by meaning at each turn.
 MEMORY_EMBEDDING_CANDIDATES = env_int("MEMORY_EMBEDDING_CANDIDATES", 500, minimum=1)
 
-# --- Agents (see agents/llm.py and agents/turns.py) --------------------------------------------
+# --- Agents (see agents/llm/ and agents/engine/) ----------------------------------------------
 # Name of a ModelProfile used by agents that have none; unset: the embedded local model.
 AGENTS_DEFAULT_PROFILE = env_str("AGENTS_DEFAULT_PROFILE")
 # A running turn renews this lease while it works; a dead worker's turn is taken over after it.
 AGENTS_TURN_LEASE_SECONDS = env_int("AGENTS_TURN_LEASE_SECONDS", 15, minimum=1)
 AGENTS_TURN_TIME_BUDGET_SECONDS = env_int("AGENTS_TURN_TIME_BUDGET_SECONDS", 120, minimum=1)
+# A starting worker loads the local models its turns use (the embedded model, WordLlama) in the
+# background, so that nobody's first turn waits for them (agents/warmup.py).
+AGENTS_WARM_UP = env_bool("AGENTS_WARM_UP", True)
 # Agents with the "document idle" trigger act this long after people's last edit.
 AGENTS_IDLE_DOCUMENT_SECONDS = env_int("AGENTS_IDLE_DOCUMENT_SECONDS", 30, minimum=1)
 # A direct edit by an agent reaches open editors as live typing: its minimal diff in small steps
@@ -271,8 +359,33 @@ AGENTS_IDLE_DOCUMENT_SECONDS = env_int("AGENTS_IDLE_DOCUMENT_SECONDS", 30, minim
 AGENTS_TYPING_SECONDS = env_float("AGENTS_TYPING_SECONDS", 2.0)
 if not 0 <= AGENTS_TYPING_SECONDS <= 30:
     raise ImproperlyConfigured(f"AGENTS_TYPING_SECONDS={AGENTS_TYPING_SECONDS} must be 0 to 30.")
+# Models set up from the environment at start-up (agents/profiles.py): each creates or refreshes
+# a model profile, and the first becomes the site's default when none is set. The keys stay in
+# the environment (or <NAME>_FILE); profiles name the variable.
+OPENAI_API_KEY_SET = bool(env_str("OPENAI_API_KEY"))
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "") or ""
+OPENAI_MODEL = env_str("OPENAI_MODEL", "gpt-4.1-mini") or ""
+ANTHROPIC_API_KEY_SET = bool(env_str("ANTHROPIC_API_KEY"))
+ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL", "claude-sonnet-4-5") or ""
+OLLAMA_BASE_URL = env_str("OLLAMA_BASE_URL", "") or ""
+OLLAMA_MODEL = env_str("OLLAMA_MODEL", "llama3.2") or ""
+for _name, _url in (("OPENAI_BASE_URL", OPENAI_BASE_URL), ("OLLAMA_BASE_URL", OLLAMA_BASE_URL)):
+    if _url and not _url.startswith(("http://", "https://")):
+        raise ImproperlyConfigured(f"{_name}={_url!r} must start with http:// or https://.")
 # Fault injection for the worker-kill test only: a pause before each action applied on its own.
 AGENTS_FAULT_ACTION_DELAY_MS = env_int("AGENTS_FAULT_ACTION_DELAY_MS", 0, minimum=0)
+# The sweep (agents/services/sweep.py), every AGENTS_SWEEP_SECONDS: Celery beat in production
+# (`celery -A collab worker --beat`, or one `celery -A collab beat`), the embedded worker's own
+# timer otherwise. It re-sends queued turns older than AGENTS_STALE_QUEUED_SECONDS (their job
+# may never have reached the broker), running turns whose lease ran out (their worker died),
+# and expires questions whose time is up; timeouts longer than AGENTS_COUNTDOWN_MAX_SECONDS get
+# no countdown at all (a countdown past the broker's visibility timeout is redelivered).
+AGENTS_SWEEP_SECONDS = env_int("AGENTS_SWEEP_SECONDS", 15, minimum=1)
+AGENTS_STALE_QUEUED_SECONDS = env_int("AGENTS_STALE_QUEUED_SECONDS", 60, minimum=1)
+AGENTS_COUNTDOWN_MAX_SECONDS = env_int("AGENTS_COUNTDOWN_MAX_SECONDS", 900, minimum=0)
+CELERY_BEAT_SCHEDULE = {
+    "agents-sweep": {"task": "agents.jobs.sweep_job", "schedule": float(AGENTS_SWEEP_SECONDS)},
+}
 
 LOGGING = {
     "version": 1,
@@ -280,5 +393,5 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO") or "INFO"},
-    "loggers": {"daphne": {"level": "WARNING"}},
+    "loggers": {"daphne": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }

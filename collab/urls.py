@@ -2,14 +2,17 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import include, path
 
 from collab.api.api import api
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return redirect("workspaces:list" if request.user.is_authenticated else "accounts:login")
+    """People who are logged in go to their workspaces; others learn what Collab is."""
+    if request.user.is_authenticated:
+        return redirect("workspaces:list")
+    return render(request, "home.html")
 
 
 urlpatterns = [
@@ -21,7 +24,7 @@ urlpatterns = [
     path("memory/", include("agents.memory.urls")),
     path("evaluation/", include("agents.evaluation.urls")),
     path("", include("agents.urls")),
-    path("review/", include("collab.review.urls")),
+    path("review/", include("agents.review.urls")),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

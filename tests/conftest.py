@@ -1,12 +1,30 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+from channels.layers import channel_layers
 from django.contrib.auth.models import User
 from django.test import Client
 
 from collab.tasks.models import Task
 from collab.workspaces.models import Role, Workspace
 from tests import factories
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer() -> Iterator[None]:
+    """Every test gets its own channel layer instance.
+
+    pytest-asyncio gives each test a new event loop, while ``get_channel_layer()`` keeps one
+    layer per process. channels-redis binds its receive lock to the loop of the first pending
+    ``receive()``; a receive left pending when a test's loop closes (a consumer or an access
+    watcher that was never cancelled) keeps that lock, and the next test's receive fails with
+    "bound to a different event loop" or hangs. A server has one loop for its life, so this is
+    test isolation, not product behaviour.
+    """
+    yield
+    channel_layers.backends.clear()
 
 
 @pytest.fixture

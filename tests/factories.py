@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 
+from collab.core import hooks
 from collab.tasks.models import Task
 from collab.tasks.services import create_task
 from collab.workspaces.models import Membership, Role, Workspace
@@ -17,8 +18,14 @@ def make_user(username: str) -> User:
     return get_user_model().objects.create_user(username=username, password=PASSWORD)
 
 
-def make_workspace(owner: User, name: str = "Acme") -> Workspace:
-    return create_workspace(owner=owner, name=name)
+def make_workspace(owner: User, name: str = "Acme", *, default_agent: bool = False) -> Workspace:
+    """A workspace owned by ``owner``. Without ``default_agent`` it comes bare, without the
+    default agent every real workspace gets (``agents/defaults.py``), so that tests about
+    other things see only the agents they create; tests of the default agent ask for it."""
+    if default_agent:
+        return create_workspace(owner=owner, name=name)
+    with hooks.workspace_created.replaced():
+        return create_workspace(owner=owner, name=name)
 
 
 def add_member(workspace: Workspace, user: User, role: str) -> Membership:

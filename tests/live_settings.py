@@ -11,3 +11,5 @@ import os
 from tests.settings import *  # noqa: F403
 
 DATABASES["default"]["NAME"] = os.environ["COLLAB_TEST_DB_NAME"]  # noqa: F405
+# A browser test that watches an agent type (its cursor moving) turns live typing back on.
+AGENTS_TYPING_SECONDS = float(os.environ.get("COLLAB_TEST_TYPING_SECONDS", "0"))

@@ -25,3 +25,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
 
 # Agents' direct edits apply in one step unless a test turns live typing on.
 AGENTS_TYPING_SECONDS = 0.0
+
+# Speed: memory retrieval by meaning (on by default, the shipped WordLlama model) costs a model
+# load per process and a query per retrieval; tests that exercise it switch it on themselves.
+MEMORY_EMBEDDING_PROVIDER = ""
+# Workers started by tests load no local model at start (tests of the warm-up switch it on).
+AGENTS_WARM_UP = False
+
+# Model profiles come from the tests, never from the engineer's own API keys.
+OPENAI_API_KEY_SET = ANTHROPIC_API_KEY_SET = False
+OLLAMA_BASE_URL = ""

@@ -20,7 +20,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -29,12 +29,12 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet
 
-from agents import services as agent_services
 from agents.evaluation.checks import passes
 from agents.evaluation.models import OracleTask
 from agents.evaluation.results import EpisodeResult
 from agents.evaluation.runner import RunConfig, RunOutput, _owner_marks, start_episode
-from agents.evaluation.scenario import Episode, ScenarioSet
+from agents.evaluation.scenario import Episode, Preference, ScenarioSet
+from agents.evaluation.signals import oracle_run
 from agents.evaluation.users import (
     AgentOutput,
     AskedQuestion,
@@ -58,8 +58,12 @@ from agents.models import (
     Turn,
     TurnStatus,
 )
-from agents.policies.templates import get_template
+from agents.policies.templates import load_templates
 from agents.selectors import get_feedback_target
+from agents.services import agents as agent_services
+from agents.services import feedback as feedback_services
+from agents.services import questions as question_services
+from agents.services import suggestions as suggestion_services
 from collab.tasks import services as task_services
 from collab.tasks.models import Document, Task, TaskStatus
 from collab.tasks.selectors import get_task_access
@@ -205,18 +209,18 @@ def _send(session: AppSession, task: Task, reply: Reply, output: AgentOutput) ->
     if reply.kind == "answer":
         question = Question.objects.filter(task=task, status=Question.Status.OPEN).last()
         if question is not None:
-            agent_services.answer_question(
+            question_services.answer_question(
                 membership=session.membership, question=question, answer=reply.text or "-"
             )
             return
     if output.action == "suggest":
         for suggestion in Suggestion.objects.filter(task=task, status=Suggestion.Status.PROPOSED):
             if reply.accepted:
-                agent_services.accept_suggestion(
+                suggestion_services.accept_suggestion(
                     membership=session.membership, suggestion=suggestion
                 )
             else:
-                agent_services.reject_suggestion(
+                suggestion_services.reject_suggestion(
                     membership=session.membership, suggestion=suggestion
                 )
     if reply.ends_episode:
@@ -280,11 +284,11 @@ def give_feedback(
             continue
         target = get_feedback_target(access, target_kind, target_id)
         if kind == "unnecessary_question":
-            row = agent_services.record_feedback(
+            row = feedback_services.record_feedback(
                 membership=session.membership, target=target, unnecessary=True
             )
         else:
-            row = agent_services.record_feedback(
+            row = feedback_services.record_feedback(
                 membership=session.membership, target=target, rating=kind
             )
         rows.append(row)
@@ -299,13 +303,17 @@ def play_app_episode(
     result: EpisodeResult,
     oracle: bool,
     log_event: Callable[..., None],
+    held_preferences: Mapping[str, Sequence[Preference]] | None = None,
 ) -> None:
     user = scenarios.users[episode.user]
-    preferences = user.preferences_in(episode.session)
-    person = ScriptedUser(
-        user=user, episode=episode, preferences=preferences, today=scenarios.today
+    held = held_preferences.get(episode.id) if held_preferences else None
+    preferences = scenarios.scored(
+        episode, user.preferences_in(episode.session) if held is None else held
     )
-    template = get_template(episode.task.template) if episode.task.template else None
+    person = ScriptedUser(
+        user=user, episode=episode, preferences=preferences, today=scenarios.day(episode)
+    )
+    template = episode.template_def
     result.changed_prefs = [p.id for p in user.changed_in(episode.session)]
     with transaction.atomic():
         task = task_services.create_task(
@@ -319,7 +327,9 @@ def play_app_episode(
         )
         if oracle:
             OracleTask.objects.create(
-                task=task, episode=scenarios_episode_json(scenarios, episode), today=scenarios.today
+                task=task,
+                episode=scenarios_episode_json(scenarios, episode),
+                today=scenarios.day(episode),
             )
     last_turn = Turn.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     session.say(task, episode.request, mention=True)
@@ -343,7 +353,9 @@ def play_app_episode(
         if output.action in ("act", "suggest") and first is None:
             first = output
             result.first_action = output.action
-            result.first_attempt = {p.id: passes(p.check, output.document) for p in preferences}
+            result.first_attempt = {
+                p.id: passes(p.check, output.document) for p in preferences if p.check is not None
+            }
             stated = {
                 a["slot"]
                 for t in turns
@@ -398,7 +410,8 @@ def play_app_episode(
     else:
         result.gave_up = True
     final = _document(task)
-    result.success = not result.gave_up and all(passes(c, final) for c in episode.success)
+    result.values_right = all(passes(c, final) for c in episode.success)
+    result.success = not result.gave_up and result.values_right
     result.tokens_in = sum(t.tokens_in for t in all_turns)
     result.tokens_out = sum(t.tokens_out for t in all_turns)
     result.cost = float(sum(t.cost for t in all_turns))
@@ -414,10 +427,31 @@ def play_app_episode(
 
 
 def scenarios_episode_json(scenarios: ScenarioSet, episode: Episode) -> dict[str, Any]:
-    for raw in scenarios.raw.get("episodes", ()):
-        if raw["id"] == episode.id:
-            return dict(raw)
-    raise AppEngineError(f"episode {episode.id} is not in the scenario file")
+    """What the oracle provider reads of an episode (its text and what the text states, in the
+    format-1 shape plus where each value is written and an ambiguous phrase's readings)."""
+    if not any(raw["id"] == episode.id for raw in scenarios.raw.get("episodes", ())):
+        raise AppEngineError(f"episode {episode.id} is not in the scenario file")
+    return {
+        "id": episode.id,
+        "user": episode.user,
+        "session": episode.session,
+        "task": {
+            "title": episode.task.title,
+            "template": episode.task.template,
+            "goal": episode.task.goal,
+            "document": episode.task.document,
+        },
+        "request": episode.request,
+        "slots": dict(episode.slots),
+        "stated": dict(episode.stated),
+        "clarification": {
+            "needed": episode.needs_clarification,
+            "slots": list(episode.clarification_slots),
+        },
+        "success": list(episode.success),
+        "sources": dict(episode.sources),
+        "readings": {k: list(v) for k, v in episode.readings.items()},
+    }
 
 
 def run_app(
@@ -433,8 +467,23 @@ def run_app(
         profile = ModelProfile.objects.filter(name=config.model).first()
         if profile is None:
             raise AppEngineError(f"no model profile named {config.model!r}")
-    episodes = scenarios.ordered(config.sessions)
-    with worker():
+    scenarios = scenarios.only(config.split)
+    episodes = scenarios.ordered(config.sessions)[: config.limit]
+    custom = sorted({e.task.template for e in episodes if e.task.template} - set(load_templates()))
+    if custom:
+        raise AppEngineError(
+            "the app engine plays shipped templates only; this set defines "
+            + ", ".join(custom)
+            + " (use the offline engine)"
+        )
+    oracle = config.mode == "oracle"
+    if oracle and settings.REDIS_URL:
+        raise AppEngineError(
+            "oracle mode through the app needs the in-process worker (embedded mode): the "
+            "oracle provider is active only inside this process's evaluation run"
+        )
+    held = scenarios.in_force()
+    with worker(), oracle_run() if oracle else contextlib.nullcontext():
         for policy in config.policies:
             name = policy if isinstance(policy, str) else policy.name
             for memory_on in config.memory:
@@ -458,8 +507,9 @@ def run_app(
                             episode=episode,
                             scenarios=scenarios,
                             result=result,
-                            oracle=config.mode == "oracle",
+                            oracle=oracle,
                             log_event=log_event,
+                            held_preferences=held,
                         )
                         out.results.append(result)
                         if progress:

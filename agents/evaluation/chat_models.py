@@ -1,6 +1,6 @@
-"""Chat models for the harness (real signals, the LLM user): built by agents/llm.py from a
-model profile when the agents app is installed; "fake" gives langchain-core's fake chat model
-with canned structured answers (tests and dry runs)."""
+"""Chat models for the harness (real signals, the LLM user): built by agents/llm/ from a model
+profile; "fake" gives langchain-core's fake chat model with canned structured answers (tests and
+dry runs)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
 from agents import llm
+from agents.llm.fakes import prompt_text
+from agents.models import ModelProfile
 
 # The canned answer for each signal schema, found by the schema's title in the prompt.
 FAKE_ANSWERS = {
@@ -27,7 +29,7 @@ class FakeSignalsChatModel(FakeListChatModel):
     the schema the prompt carries (so answers stay right when the harness reuses some calls)."""
 
     def _call(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> str:
-        prompt = llm.prompt_text(messages)
+        prompt = prompt_text(messages)
         for title, answer in FAKE_ANSWERS.items():
             if f'"title": "{title}"' in prompt or f'"title":"{title}"' in prompt:
                 return answer
@@ -43,19 +45,25 @@ def chat_model_for_profile(name: str) -> tuple[Any, float]:
     """(chat model, price per 1000 tokens) for a model profile name."""
     if name in ("", "fake"):
         return fake_chat_model(), 0.0
-    try:
-        from agents.llm import build_chat_model, embedded_profile
-        from agents.models import ModelProfile
-    except ImportError as exc:
-        raise LookupError(f"model profile {name!r}: the agents app is not installed") from exc
     profile = ModelProfile.objects.filter(name=name).first()
     if profile is None and name == "embedded":
-        profile = embedded_profile()
+        profile = llm.embedded_profile()
     if profile is None:
         raise LookupError(f"no model profile named {name!r}")
     # One price per 1000 tokens for the harness: the mean of the input and output prices.
     price = float(profile.price_in_per_1k + profile.price_out_per_1k) / 2
-    return build_chat_model(profile), price
+    return llm.build_chat_model(profile), price
+
+
+def profile_endpoint(name: str) -> str:
+    """Where a model profile's model answers, for error messages and reports."""
+    if name in ("", "fake"):
+        return "fake (in process)"
+    profile = ModelProfile.objects.filter(name=name).first()
+    if profile is None:
+        return "embedded (in process)" if name == "embedded" else "(unknown)"
+    where = profile.base_url or f"{profile.provider} default endpoint"
+    return f"{profile.provider} {profile.model} at {where}"
 
 
 def _section(prompt: str, start: str) -> list[str]:
@@ -70,7 +78,7 @@ def scribe_behaviour(messages: list[Any]) -> str:
     """A fake model for end-to-end runs: it edits the document into the task title followed by
     every request, answer and chat line it was shown (so the values people gave end up in the
     document), replacing the document it read. Tests structure, not writing."""
-    prompt = llm.prompt_text(messages)
+    prompt = prompt_text(messages)
     title = next((x[6:] for x in prompt.splitlines() if x.startswith("Task: ")), "Task")
     document = ""
     if "<<<\n" in prompt:

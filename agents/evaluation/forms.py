@@ -6,6 +6,7 @@ from django import forms
 
 from agents.evaluation.models import MemoryChoice, Mode
 from agents.evaluation.scenario import shipped_scenario_files
+from agents.models import ModelProfile
 from agents.policies import registered_names
 
 
@@ -29,8 +30,6 @@ class RunForm(forms.Form):
         policies = cast(forms.MultipleChoiceField, self.fields["policies"])
         policies.choices = [(n, n) for n in names]
         policies.initial = list(names)
-        from agents.models import ModelProfile
-
         profiles = ModelProfile.objects.values_list("name", flat=True)
         profile = cast(forms.ChoiceField, self.fields["model_profile"])
         profile.choices = [("", "—"), *((n, n) for n in profiles)]

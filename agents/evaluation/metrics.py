@@ -7,8 +7,9 @@ A ratio whose denominator is zero is None ("not measurable here"), never 0.
 from __future__ import annotations
 
 import math
+import random
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from math import comb
 from statistics import mean
 from typing import Any
@@ -26,12 +27,13 @@ def _mean(values: Iterable[float]) -> float | None:
 
 
 def confusion(results: Sequence[EpisodeResult]) -> dict[str, int]:
-    """Episode-level asking: positive = the episode needs clarification; predicted positive =
+    """Episode-level asking: positive = the episode needs clarification and its person allows
+    questions (``EpisodeResult.should_ask``: not under "just go ahead"); predicted positive =
     the agent asked before its first document."""
-    tp = sum(r.asked and r.needs_clarification for r in results)
-    fp = sum(r.asked and not r.needs_clarification for r in results)
-    fn = sum(not r.asked and r.needs_clarification for r in results)
-    tn = sum(not r.asked and not r.needs_clarification for r in results)
+    tp = sum(r.asked and r.should_ask for r in results)
+    fp = sum(r.asked and not r.should_ask for r in results)
+    fn = sum(not r.asked and r.should_ask for r in results)
+    tn = sum(not r.asked and not r.should_ask for r in results)
     return {"tp": tp, "fp": fp, "fn": fn, "tn": tn}
 
 
@@ -59,8 +61,9 @@ def slot_question_precision(results: Sequence[EpisodeResult]) -> float | None:
 
 
 def blocker_recall(results: Sequence[EpisodeResult]) -> float | None:
-    """Share of blockers the agent asked about before its first document."""
-    blockers = [(slot, r) for r in results for slot in r.blockers]
+    """Share of blockers the agent asked about before its first document, in episodes whose
+    person allows questions (under "just go ahead" a blocker is to be assumed and stated)."""
+    blockers = [(slot, r) for r in results if r.asking_limit != 0 for slot in r.blockers]
     return ratio(sum(slot in r.asked_before_first for slot, r in blockers), len(blockers))
 
 
@@ -123,6 +126,146 @@ def feedback_counts(results: Sequence[EpisodeResult]) -> dict[str, int]:
     }
 
 
+CATEGORIES = ("clear", "missing", "ambiguous", "contradictory")
+
+
+def by_category(results: Sequence[EpisodeResult]) -> dict[str, dict[str, Any]]:
+    """Per request category: episodes, ask rate (asked before the first document), ask F1 and
+    the confusion counts inside that category (a clear episode needs no question, so its F1 is
+    0 when the agent asked and undefined when it never did)."""
+    table: dict[str, dict[str, Any]] = {}
+    for category in CATEGORIES:
+        items = [r for r in results if (r.category or _v1_category(r)) == category]
+        if not items:
+            continue
+        table[category] = {
+            "episodes": len(items),
+            "ask_rate": ratio(sum(r.asked for r in items), len(items)),
+            "ask_f1": ask_scores(items)["ask_f1"],
+            "task_success": ratio(sum(r.success for r in items), len(items)),
+            "confusion": confusion(items),
+        }
+    return table
+
+
+def _v1_category(r: EpisodeResult) -> str:
+    return "missing" if r.needs_clarification else "clear"
+
+
+def redundant_questions(results: Sequence[EpisodeResult]) -> float | None:
+    """Share of question targets the agent could already know (stated in the request or the
+    document, inferable from the context, given in memory or answered before), not counting
+    ambiguous or contradicted statements."""
+    return ratio(sum(r.redundant for r in results), sum(len(r.asked_slots) for r in results))
+
+
+def question_grounding(results: Sequence[EpisodeResult]) -> float | None:
+    """Share of the choices offered in questions that come from the request, document, chat,
+    memory or the template (the rest were invented)."""
+    return ratio(sum(r.choices_grounded for r in results), sum(r.choices_offered for r in results))
+
+
+def contradictions_noticed(results: Sequence[EpisodeResult]) -> float | None:
+    """Share of conflicting slots the agent asked about before its first document or named in
+    an assumption."""
+    return ratio(sum(r.conflicts_noticed for r in results), sum(r.conflicts for r in results))
+
+
+def asking_budget_adherence(results: Sequence[EpisodeResult]) -> float | None:
+    """Share of episodes under an asking preference (at most N, ask less, just go ahead) in
+    which the agent asked no more question messages than it allows."""
+    bound = [r for r in results if r.asking_limit is not None]
+    return ratio(sum(bool(r.asking_respected) for r in bound), len(bound))
+
+
+def final_adherence(results: Sequence[EpisodeResult]) -> float | None:
+    """Share of (episode, preference in force and in scope) whose check the final document
+    passes."""
+    checks = [ok for r in results for ok in r.final.values()]
+    return ratio(sum(checks), len(checks))
+
+
+def document_preservation(results: Sequence[EpisodeResult]) -> float | None:
+    """Share of the starting documents' lines (headings and lines holding a value the episode
+    changes aside) still in the final documents."""
+    return ratio(sum(r.kept_lines for r in results), sum(r.original_lines for r in results))
+
+
+def silent_wrong_episodes(results: Sequence[EpisodeResult]) -> float | None:
+    return ratio(sum(r.silent_wrong > 0 for r in results), len(results))
+
+
+def task_success(results: Sequence[EpisodeResult]) -> float | None:
+    return ratio(sum(r.success for r in results), len(results))
+
+
+def leakage(results: Sequence[EpisodeResult]) -> int:
+    """Other people's memory items the product let a turn use, plus other people's preference
+    content found in final documents."""
+    return sum(r.leaked_items + r.leaked_content for r in results)
+
+
+# The figures that get a confidence interval: name -> the metric over a list of episodes.
+INTERVAL_METRICS: dict[str, Callable[[Sequence[EpisodeResult]], float | None]] = {
+    "task_success": task_success,
+    "ask_f1": lambda rs: ask_scores(rs)["ask_f1"],
+    "ask_mcc": lambda rs: ask_scores(rs)["ask_mcc"],
+    "over_asking": lambda rs: over_asking(rs),
+    "blocker_recall": lambda rs: blocker_recall(rs),
+    "redundant_questions": redundant_questions,
+    "silent_wrong_episodes": silent_wrong_episodes,
+    "final_preference_adherence": final_adherence,
+    "document_preservation": document_preservation,
+}
+BOOTSTRAP = 300
+
+
+def interval(
+    results: Sequence[EpisodeResult],
+    metric: Callable[[Sequence[EpisodeResult]], float | None],
+    *,
+    resamples: int = BOOTSTRAP,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """A 95 % percentile bootstrap interval over episodes: episodes are drawn with replacement
+    (all seeds of an episode together), the metric recomputed on each draw. Deterministic for a
+    given seed. None when the metric is undefined on the data."""
+    groups: dict[str, list[EpisodeResult]] = defaultdict(list)
+    for r in results:
+        groups[r.episode].append(r)
+    keys = sorted(groups)
+    if not keys or metric(results) is None:
+        return None
+    rng = random.Random(seed)
+    values = []
+    for _ in range(resamples):
+        drawn = [x for _ in keys for x in groups[keys[rng.randrange(len(keys))]]]
+        value = metric(drawn)
+        if value is not None:
+            values.append(value)
+    if not values:
+        return None
+    values.sort()
+    low = values[int(0.025 * (len(values) - 1))]
+    high = values[math.ceil(0.975 * (len(values) - 1))]
+    return (round(low, 4), round(high, 4))
+
+
+def per_seed(
+    results: Sequence[EpisodeResult], metric: Callable[[Sequence[EpisodeResult]], float | None]
+) -> list[float | None]:
+    """The metric on each seed's episodes alone (the spread over seeds)."""
+    seeds = sorted({r.seed for r in results})
+    return [metric([r for r in results if r.seed == s]) for s in seeds]
+
+
+def intervals(results: Sequence[EpisodeResult]) -> dict[str, Any]:
+    return {
+        name: {"ci95": interval(results, fn), "per_seed": per_seed(results, fn)}
+        for name, fn in INTERVAL_METRICS.items()
+    }
+
+
 def summarise(results: Sequence[EpisodeResult], *, seeds: int = 1) -> dict[str, Any]:
     """Every metric for one configuration."""
     done = [r for r in results if r.success]
@@ -148,7 +291,16 @@ def summarise(results: Sequence[EpisodeResult], *, seeds: int = 1) -> dict[str, 
         "by_session": preference_by_session(results),
         **recovery(results),
         **feedback_counts(results),
-        "cross_user_leakage": sum(r.leaked_items + r.leaked_documents for r in results),
+        "cross_user_leakage": leakage(results),
+        "values_right": ratio(sum(r.values_right for r in results), len(results)),
+        "by_category": by_category(results),
+        "redundant_questions": redundant_questions(results),
+        "question_grounding": question_grounding(results),
+        "contradictions_noticed": contradictions_noticed(results),
+        "asking_budget_adherence": asking_budget_adherence(results),
+        "final_preference_adherence": final_adherence(results),
+        "document_preservation": document_preservation(results),
+        "intervals": intervals(results),
         "gave_up": ratio(sum(r.gave_up for r in results), len(results)),
         "tokens": sum(r.tokens_in + r.tokens_out for r in results),
         "tokens_per_episode": _mean(r.tokens_in + r.tokens_out for r in results),
@@ -175,6 +327,12 @@ MAIN_METRICS: tuple[tuple[str, str, bool], ...] = (
     ("enforcements", "enforcements / episode", False),
     ("suggestion_acceptance", "suggestion acceptance", True),
     ("preference_adherence", "preference adherence (1st attempt)", True),
+    ("final_preference_adherence", "preference adherence (final)", True),
+    ("redundant_questions", "redundant question targets", False),
+    ("question_grounding", "question grounding", True),
+    ("contradictions_noticed", "contradictions noticed", True),
+    ("asking_budget_adherence", "asking-budget adherence", True),
+    ("document_preservation", "document preservation", True),
     ("recovery_episodes", "episodes to recover after a change", False),
     ("cross_user_leakage", "cross-user leakage", False),
     ("tokens_per_episode", "tokens / episode", False),

@@ -13,8 +13,9 @@ class RunStatus(models.TextChoices):
 
 
 class Mode(models.TextChoices):
-    ORACLE = "oracle", "Oracle signals (decision logic alone)"
+    DETECTORS = "detectors", "Detectors (the product's own reading, no model)"
     REAL = "real", "Real signals (the configured model)"
+    ORACLE = "oracle", "Oracle (a perfect reader: an upper bound)"
 
 
 class MemoryChoice(models.TextChoices):
@@ -31,7 +32,7 @@ class EvaluationRun(models.Model):
     )
     scenarios = models.CharField(max_length=100, default="default")
     policies = models.JSONField(default=list)
-    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.ORACLE)
+    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.DETECTORS)
     memory = models.CharField(
         max_length=10, choices=MemoryChoice.choices, default=MemoryChoice.BOTH
     )

@@ -1,34 +1,39 @@
-"""The offline agent: the clarification policies and preference memory without the app.
+"""The offline agent: the product's own policy entry point, driven turn by turn without the app.
 
-Each turn builds a Situation with agents.policies (slot detection over the request, answers,
-chat, document and memory), adds model signals, runs the policy, and either asks (the policy's
-tagged questions), suggests or edits (the oracle writer, see writer.py). Signals come either from
-the scenario's ground truth (`OracleSignals`: this measures the policies' decision logic alone)
-or from a chat model (`ModelSignals`, the prompts and schemas of agents/policies/signals.py).
+Every turn builds the turn context the product builds (turn_context.py: request, document, recent
+chat, answered cards, memory items, template, the request's date) and asks
+`agents.policies.adapter.decide_from_context` for the decision. What the signals are depends on
+the mode (docs/evaluation.md "Modes"):
+
+- detectors: none. The product's text detectors alone (the headline).
+- real: the configured model's signals, only the calls the policy makes in the app
+  (`agents.signals.NEEDS`); a model that cannot be reached stops the run (`ModelUnavailable`).
+- oracle: a perfect reader of the text (`OracleSignals`): an upper bound, never the labels.
+
+Documents come from the writer (writer.py), which never sees a check.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel
 
-from agents.evaluation.scenario import Episode, Preference
-from agents.evaluation.users import (
-    AgentOutput,
-    AskedQuestion,
-    FeedbackKind,
-    Reply,
-)
-from agents.evaluation.writer import SlotLine, write_document
-from agents.policies import AskingBudget, Decision, Signals, Situation, get_policy
-from agents.policies.asking import question_message
+from agents.evaluation.scenario import Episode, Preference, User
+from agents.evaluation.turn_context import Conversation, product_decision, turn_context
+from agents.evaluation.users import AgentOutput, AskedQuestion, FeedbackKind, Reply
+from agents.evaluation.writer import Known, SlotLine, write_document
+from agents.policies import Decision, Signals, get_policy
+from agents.policies.adapter import answers_by_slot, decision_record, situation_from_context
 from agents.policies.bandit import REWARDS
-from agents.policies.base import Interpretation, LearningPolicy, Policy, SlotSpec
+from agents.policies.base import Interpretation, SlotSpec
 from agents.policies.detect import normalise
+from agents.policies.memory_facts import MemoryFact, facts_for_requester
+from agents.policies.registry import LearningPolicy, Policy
 from agents.policies.signals import (
     AmbiguityRating,
     ExtractedSlot,
@@ -40,10 +45,11 @@ from agents.policies.signals import (
     extraction_prompt,
     interpretations_prompt,
 )
-from agents.policies.situation import build_situation
-from agents.policies.templates import TaskTemplate, get_template
+from agents.policies.templates import TaskTemplate
+from agents.signals import needed
 
 SAMPLES = 4
+MODES = ("detectors", "real", "oracle")
 
 
 @dataclass
@@ -54,51 +60,11 @@ class Usage:
     reused: int = 0  # calls answered from the run's shared answers (ModelSignals)
 
 
-class SignalSource(Protocol):
-    mode: str
-
-    def signals(
-        self, *, episode: Episode, template: TaskTemplate | None, known: Mapping[str, str]
-    ) -> tuple[SlotExtraction | None, Signals]: ...
+class ModelUnavailable(RuntimeError):
+    """The model behind a profile could not be reached or failed: the run stops."""
 
 
-class OracleSignals:
-    """Perfect model signals from the ground truth: the extraction finds exactly what the
-    request states; the judge rates the request ambiguous exactly while a blocker is unknown;
-    sampled interpretations agree on everything except the unknown blockers."""
-
-    mode = "oracle"
-
-    def signals(
-        self, *, episode: Episode, template: TaskTemplate | None, known: Mapping[str, str]
-    ) -> tuple[SlotExtraction | None, Signals]:
-        extraction = SlotExtraction(
-            slots=[
-                ExtractedSlot(
-                    slot=slot, value=episode.slots[slot][:120], confidence=0.95, evidence=words
-                )
-                for slot, words in list(episode.stated.items())[:12]
-            ]
-        )
-        open_blockers = [s for s in episode.clarification_slots if s not in known]
-        samples: list[Interpretation] = []
-        for index in range(SAMPLES):
-            values = {s: v for s, v in episode.stated.items()}
-            values = {s: episode.slots[s] for s in values}
-            values.update(known)
-            for slot in open_blockers:
-                spec = template.slot(slot) if template else None
-                values[slot] = _plausible(spec, slot, index)
-            samples.append(Interpretation(summary=f"reading {index + 1}", values=values))
-        first = template.slot(open_blockers[0]) if template and open_blockers else None
-        return extraction, Signals(
-            ambiguity=0.85 if open_blockers else 0.15,
-            ambiguity_reason="unknown: " + ", ".join(open_blockers) if open_blockers else "clear",
-            unclear_slots=tuple(open_blockers),
-            suggested_question=(first.question if first else "") or "",
-            interpretations=tuple(samples),
-        )
-
+# --- oracle: a perfect reader, plus documented noise --------------------------------------------
 
 _PLAUSIBLE: dict[str, tuple[str, ...]] = {
     "date": ("2027-04-10", "2027-05-15", "2027-06-20", "2027-07-25"),
@@ -110,7 +76,7 @@ _PLAUSIBLE: dict[str, tuple[str, ...]] = {
 
 
 def _plausible(spec: SlotSpec | None, slot: str, index: int) -> str:
-    """A different plausible value per sampled reading (the readings disagree on blockers)."""
+    """A different plausible value per sampled reading (for a slot the text does not give)."""
     if spec is not None and spec.choices:
         return spec.choices[index % len(spec.choices)]
     pool = _PLAUSIBLE.get(spec.type if spec else "", ())
@@ -119,38 +85,122 @@ def _plausible(spec: SlotSpec | None, slot: str, index: int) -> str:
     return f"{slot.replace('_', ' ')} reading {index + 1}"
 
 
-def oracle_slots(situation: Situation, episode: Episode, today: date) -> Situation:
-    """Slot extraction from the ground truth: what the request states takes its true value
-    (source "request"); what the detectors read into the request although it does not state it
-    (e.g. "in June" for a start date) becomes a guess (source "model")."""
-    template = get_template(episode.task.template) if episode.task.template else None
-    slots = []
-    for state in situation.slots:
-        if state.name in episode.stated and state.source in (None, "request", "model", "default"):
-            value = normalised(template, state.name, episode.slots[state.name], today)
-            state = replace(state, value=value, source="request", confidence=0.95)
-        elif state.source == "request" and state.name not in episode.stated:
-            state = replace(state, source="model", confidence=min(state.confidence, 0.5))
-        slots.append(state)
-    return replace(situation, slots=tuple(slots))
+class OracleSignals:
+    """Perfect perception of the text, never the labels: the extraction reads every value the
+    request, the document or the context states with its meant value (an ambiguous phrase gets
+    a low confidence); the sampled readings agree on what the text gives, split an ambiguous
+    phrase into its readings, and disagree on every template slot the text does not give; the
+    judge's rating follows from those readings by a fixed rule (0.85 when they disagree on a
+    required slot, else 0.15). Blockers, categories, conflicts and checks are never read, so a
+    policy can still ask about a slot that has a harmless default, or miss a contradiction.
+
+    `noise` (0..1) models an imperfect judge (docs/evaluation.md "Signal noise"): each extracted
+    value is dropped with probability `noise`; the rating is flipped with probability `noise`
+    and otherwise moved by up to ±noise/2 (calibration error); each reading's value of each slot
+    is replaced by a plausible other value with probability `noise`/2."""
+
+    mode = "oracle"
+
+    def __init__(self, *, noise: float = 0.0, seed: int = 0) -> None:
+        self.noise = noise
+        self.seed = seed
+        self.usage = Usage()
+
+    def signals(
+        self,
+        *,
+        episode: Episode,
+        template: TaskTemplate | None,
+        known: Mapping[str, str],
+        turn: int = 0,
+    ) -> tuple[SlotExtraction | None, Signals]:
+        rng = random.Random(f"{self.seed}:{episode.id}:{turn}")
+        read = {
+            slot: value
+            for slot, value in episode.slots.items()
+            if episode.source(slot) in ("request", "document", "context")
+        }
+        extracted = []
+        for slot, value in list(read.items())[:12]:
+            if self.noise and rng.random() < self.noise:
+                continue
+            evidence = episode.stated.get(slot, "")
+            confidence = 0.5 if slot in episode.readings else 0.95
+            extracted.append(
+                ExtractedSlot(
+                    slot=slot, value=value[:120], confidence=confidence, evidence=evidence[:120]
+                )
+            )
+        specs = list(template.slots) if template else []
+        samples: list[Interpretation] = []
+        for index in range(SAMPLES):
+            values = {s: v for s, v in read.items() if s not in episode.readings}
+            values.update(known)
+            for slot, readings in episode.readings.items():
+                if slot not in known:
+                    values[slot] = readings[index % len(readings)]
+            for spec in specs:
+                if spec.name not in values:
+                    values[spec.name] = _plausible(spec, spec.name, index)
+            if self.noise:
+                for slot in list(values):
+                    if rng.random() < self.noise / 2:
+                        other = template.slot(slot) if template else None
+                        values[slot] = _plausible(other, slot, index + 1)
+            samples.append(Interpretation(summary=f"reading {index + 1}", values=values))
+        required = {s.name for s in specs if s.required} or set(read)
+        unclear = tuple(
+            s for s in sorted(required) if len({i.values.get(s, "") for i in samples}) > 1
+        )
+        rating = 0.85 if unclear else 0.15
+        if self.noise:
+            if rng.random() < self.noise:
+                rating = 1.0 - rating
+            rating = min(1.0, max(0.0, rating + rng.uniform(-self.noise / 2, self.noise / 2)))
+        first = template.slot(unclear[0]) if template and unclear else None
+        return SlotExtraction(slots=extracted), Signals(
+            ambiguity=rating,
+            ambiguity_reason="readings differ on: " + ", ".join(unclear) if unclear else "clear",
+            unclear_slots=unclear,
+            suggested_question=(first.question if first else "") or "",
+            interpretations=tuple(samples),
+        )
+
+
+# --- real: the model's signals, only those the policy reads --------------------------------------
+
+
+def _needs(policy: str) -> frozenset[str]:
+    """What the policy reads of the model in the app (agents.signals.NEEDS)."""
+    return needed(policy)
+
+
+def _transport_failure(error: str) -> bool:
+    """An error that means the model was not reached or broke (not a bad answer)."""
+    return bool(error) and not error.startswith(("ValidationError", "JSONDecodeError", "Invalid"))
 
 
 class ModelSignals:
-    """Signals from a chat model (any langchain-core chat model, e.g. from agents/llm.py):
-    one extraction, one ambiguity rating, one call for several interpretations, each through
-    `ask_structured` (the same call the turn engine makes); an unusable answer gives no signal."""
+    """Signals from a chat model through `ask_structured` (the call the turn engine makes),
+    only the calls `policy` makes in the app. A call that fails to reach the model (closed
+    port, server error, timeout) raises `ModelUnavailable` naming the profile and endpoint."""
 
     mode = "real"
 
     def __init__(
-        self, chat_model: Any, *, answers: dict[tuple[str, str], Any] | None = None
+        self,
+        chat_model: Any,
+        *,
+        answers: dict[tuple[str, str], Any] | None = None,
+        profile: str = "",
+        endpoint: str = "",
     ) -> None:
         self.chat_model = chat_model
         self.usage = Usage()
-        # Answers by (schema, prompt), shared by every configuration of a run: a signal depends
-        # only on the request, the template and what is known, never on the policy, so every
-        # policy sees the same signals for the same situation and a slow local model is asked
-        # once. Usage still counts every call, as a configuration on its own would spend it.
+        self.profile = profile
+        self.endpoint = endpoint
+        # Answers by (schema, prompt), shared by every configuration of a run (the same
+        # situation gives the same prompt); usage counts every call a configuration makes.
         self.answers = {} if answers is None else answers
 
     def _call(self, prompt: str, schema: type[BaseModel]) -> Any:
@@ -161,202 +211,355 @@ class ModelSignals:
             model = self.chat_model
             constrained = hasattr(model, "decision_json_schema")  # grammar-constrained model
             if constrained:
-                schema_json = schema.model_json_schema()
-                model = model.model_copy(update={"decision_json_schema": schema_json})
+                model = model.model_copy(
+                    update={"decision_json_schema": schema.model_json_schema()}
+                )
             answer = ask_structured(model, prompt, schema, schema_in_prompt=not constrained)
+            if answer.error and not answer.text and _transport_failure(answer.error):
+                raise ModelUnavailable(
+                    f"model profile {self.profile or '(unnamed)'!r} at "
+                    f"{self.endpoint or '(no endpoint)'} failed: {answer.error[:300]}"
+                )
             self.answers[key] = answer
         else:
             self.usage.reused += 1
-        if answer.text or not answer.error:
-            self.usage.tokens_in += answer.tokens_in
-            self.usage.tokens_out += answer.tokens_out
+        self.usage.tokens_in += answer.tokens_in
+        self.usage.tokens_out += answer.tokens_out
         return answer.value
 
-    def signals(
-        self, *, episode: Episode, template: TaskTemplate | None, known: Mapping[str, str]
-    ) -> tuple[SlotExtraction | None, Signals]:
+    def for_policy(
+        self, policy: str, *, request: str, template: TaskTemplate | None, known: Mapping[str, str]
+    ) -> tuple[SlotExtraction | None, Signals | None]:
+        needs = _needs(policy)
         specs = list(template.slots) if template else []
-        extraction = self._call(extraction_prompt(episode.request, specs), SlotExtraction)
-        rating = self._call(ambiguity_prompt(episode.request, specs, dict(known)), AmbiguityRating)
-        readings = self._call(
-            interpretations_prompt(episode.request, specs, dict(known), count=SAMPLES),
-            Interpretations,
-        )
-        samples = readings.interpretations if readings is not None else []
+        extraction = rating = None
+        samples: list[Any] = []
+        if "extraction" in needs:
+            extraction = self._call(extraction_prompt(request, specs), SlotExtraction)
+        if "ambiguity" in needs:
+            rating = self._call(ambiguity_prompt(request, specs, dict(known)), AmbiguityRating)
+        if "samples" in needs:
+            readings = self._call(
+                interpretations_prompt(request, specs, dict(known), count=SAMPLES),
+                Interpretations,
+            )
+            samples = list(readings.interpretations) if readings is not None else []
+        if rating is None and not samples:
+            return extraction, None
         return extraction, build_signals(rating=rating, samples=samples)
 
 
+# --- memory: what the memory app would hold ------------------------------------------------------
+
+
 @dataclass
-class Memory:
-    """The preference memory of an offline run: per person, one preference per key (a newer one
-    supersedes), with the owner kept on every item so leakage is measurable."""
+class MemoryStore:
+    """The preference memory of an offline run: per person, one item per key (a newer one
+    supersedes), with its owner, as the memory app extracts what people say (key, value, text,
+    kinds). Shared by every person of a configuration, so another person's items are there to
+    leak."""
 
-    items: dict[str, dict[str, tuple[str, Preference]]] = field(default_factory=dict)
+    items: dict[str, dict[str, MemoryFact]] = field(default_factory=dict)
+    ids: dict[str, int] = field(default_factory=dict)
+    next_id: int = 1
 
-    def remember(self, owner: str, preference: Preference) -> None:
-        self.items.setdefault(owner, {})[preference.key] = (owner, preference)
+    def person_id(self, user: str) -> int:
+        if user not in self.ids:
+            self.ids[user] = len(self.ids) + 1
+        return self.ids[user]
 
-    def recall(self, person: str) -> list[tuple[str, Preference]]:
-        return list(self.items.get(person, {}).values())
+    def remember(self, user: User, preference: Preference) -> None:
+        fact = MemoryFact(
+            item_id=self.next_id,
+            person_id=self.person_id(user.id),
+            person_name=user.name,
+            key=preference.key,
+            value=preference.value,
+            scope="workspace",
+            kinds=preference.kinds,
+            text=preference.text,
+        )
+        self.next_id += 1
+        self.items.setdefault(user.id, {})[preference.key] = fact
+
+    def facts(self, people: Sequence[str]) -> list[MemoryFact]:
+        return [f for p in dict.fromkeys(people) for f in self.items.get(p, {}).values()]
 
 
 @dataclass
 class TurnRecord:
     decision: dict[str, Any]
     output: AgentOutput
-    memory_owners: tuple[str, ...] = ()
+    memory_owners: tuple[str, ...] = ()  # owners of the items the product let the turn use
+    context: dict[str, Any] = field(default_factory=dict, repr=False)
+    handed_owners: tuple[str, ...] = ()  # owners of every item in the turn's context
+
+
+def _known(preference: Preference) -> Known:
+    return Known(key=preference.key, value=preference.value, text=preference.text)
 
 
 class OfflineAgent:
-    """One agent working through episodes. Keeps the session's question count, the memory (if
-    enabled) and a learning policy's state across episodes."""
+    """One agent working through episodes, each turn decided by the product's entry point.
+    Keeps memory (when on) and a learning policy's state across episodes."""
 
     def __init__(
         self,
         *,
         policy: str | Policy,
-        signals: SignalSource,
+        mode: str = "detectors",
+        signals: OracleSignals | ModelSignals | None = None,
         today: date,
-        memory: Memory | None = None,
+        memory: MemoryStore | None = None,
+        users: Mapping[str, User] | None = None,
         seed: int = 0,
     ) -> None:
-        if isinstance(policy, str):
-            policy = get_policy(policy, seed=seed) if policy == "bandit" else get_policy(policy)
-        self.policy: Policy = policy
+        self.policy_name = policy if isinstance(policy, str) else policy.name
+        self.policy_object = None if isinstance(policy, str) else policy
+        self.state: dict[str, Any] | None = None
+        if isinstance(policy, str) and policy == "bandit":
+            self.state = dict(get_policy("bandit", seed=seed).to_state())  # type: ignore[attr-defined]
+        self.mode = mode
         self.source = signals
         self.today = today
         self.memory = memory
-        self.asked_in_session: dict[tuple[str, int], int] = {}
-        self._reset(None)
+        self.users = dict(users or {})
+        self.ids = memory.ids if memory is not None else {}
+        self._reset(None, today)
 
-    def _reset(self, episode: Episode | None) -> None:
+    def _pid(self, user: str) -> int:
+        if self.memory is not None:
+            return self.memory.person_id(user)
+        return self.ids.setdefault(user, len(self.ids) + 1)
+
+    def _reset(self, episode: Episode | None, day: date) -> None:
         self.episode = episode
-        self.template = (
-            get_template(episode.task.template) if episode and episode.task.template else None
-        )
-        self.answers: dict[str, str] = {}
-        self.chat: list[str] = []
-        self.asked_in_episode = 0
-        self.changes = 0
+        self.day = day
+        self.template = episode.template_def if episode else None
+        self.conversation = Conversation()
         self.document = episode.task.document if episode else ""
-        self.enforced: list[Preference] = []
+        self.said: list[Preference] = []  # preferences the person stated in this episode
         self.last: Decision | None = None
+        self.turns = 0
+        self.context: dict[str, Any] = {}
 
-    # --- the episode ------------------------------------------------------------------------
+    def start(self, episode: Episode, *, day: date | None = None) -> None:
+        self._reset(episode, day or episode.date or self.today)
+        for author, text in episode.chat:
+            user = self.users.get(author)
+            self.conversation.say(user.name if user else author, text)
+        requester = self.users.get(episode.user)
+        self.conversation.say(requester.name if requester else episode.user, episode.request)
+        for preference in episode.announces:
+            self.said.append(preference)
+            if self.memory is not None and requester is not None:
+                self.memory.remember(requester, preference)
 
-    def start(self, episode: Episode) -> None:
-        self._reset(episode)
+    # --- one turn ---------------------------------------------------------------------------
 
-    def _situation(self, preferences: Sequence[str]) -> Situation:
+    def _facts(self) -> list[MemoryFact]:
         assert self.episode is not None
-        known = dict(self.answers)
-        extraction, signals = self.source.signals(
-            episode=self.episode, template=self.template, known=known
-        )
-        key = (self.episode.user, self.episode.session)
-        situation = build_situation(
-            request=self.episode.request,
+        if self.memory is None:
+            return []
+        people = [self.episode.user, *(author for author, _ in self.episode.chat)]
+        return self.memory.facts(people)
+
+    def _context(self, facts: Sequence[MemoryFact]) -> dict[str, Any]:
+        assert self.episode is not None
+        requester = self.users.get(self.episode.user)
+        return turn_context(
+            agent="Eve",
+            title=self.episode.task.title,
+            goal=self.episode.task.goal,
             template=self.template,
-            answers=self.answers,
-            chat=self.chat,
             document=self.document,
-            memory=list(preferences),
-            extraction=extraction,
-            signals=signals,
-            budget=AskingBudget(
-                asked_in_episode=self.asked_in_episode,
-                asked_in_session=self.asked_in_session.get(key, 0),
-            ),
-            changes_in_episode=self.changes,
-            today=self.today,
+            conversation=self.conversation,
+            request=self.episode.request,
+            requester=requester.name if requester else self.episode.user,
+            requester_id=self._pid(self.episode.user),
+            facts=facts,
+            day=self.day,
         )
-        if self.source.mode == "oracle":
-            situation = oracle_slots(situation, self.episode, self.today)
-        return situation
 
-    def _followed(self) -> tuple[list[Preference], tuple[str, ...]]:
+    def _signals(self, context: Mapping[str, Any]) -> tuple[Any, Any]:
         assert self.episode is not None
-        remembered = self.memory.recall(self.episode.user) if self.memory else []
-        owners = tuple(owner for owner, _ in remembered)
-        return [p for _, p in remembered] + self.enforced, owners
+        if self.source is None:
+            return None, None
+        known = answers_by_slot(context, self.template, today=self.day)
+        if isinstance(self.source, ModelSignals):
+            return self.source.for_policy(
+                self.policy_name, request=self.episode.request, template=self.template, known=known
+            )
+        return self.source.signals(
+            episode=self.episode, template=self.template, known=known, turn=self.turns
+        )
 
-    def _values(self, situation: Situation, decision: Decision) -> dict[str, str]:
-        values = {s.name: s.value for s in situation.slots if s.answered and s.value}
-        for assumption in decision.assumptions:
-            values.setdefault(assumption.slot, assumption.value)
-        for state in situation.slots:  # required slots nobody gave: the writer picks
-            if state.name not in values and state.spec.required:
-                choices = state.spec.choices
-                values[state.name] = choices[0] if choices else "to be decided"
-        return {k: str(v) for k, v in values.items()}
+    def _decide(self, context: Mapping[str, Any]) -> dict[str, Any]:
+        extraction, signals = self._signals(context)
+        if self.policy_object is not None:  # a policy object (tests, plug-ins): same situation
+            options: dict[str, Any] = {"today": self.day, "signals": signals}
+            if self.template is not None:
+                options["template_kind"] = self.template.kind
+            situation = situation_from_context(context, extraction=extraction, **options)
+            return decision_record(situation, self.policy_object.decide(situation))
+        record = product_decision(
+            self.policy_name,
+            context,
+            template=self.template,
+            day=self.day,
+            policy_state=self.state,
+            signals=signals,
+            extraction=extraction,
+        )
+        if "policy_state" in record:
+            self.state = dict(record["policy_state"])
+        return record
+
+    def _values(self, record: Mapping[str, Any]) -> dict[str, str]:
+        situation = record.get("situation", {})
+        values: dict[str, str] = {}
+        for state in situation.get("slots", ()):
+            if state.get("value") and state.get("source") in (
+                "request",
+                "chat",
+                "document",
+                "memory",
+            ):
+                values[state["spec"]["name"]] = str(state["value"])
+        for assumption in record.get("detail", {}).get("assumptions", ()):
+            values.setdefault(str(assumption["slot"]), str(assumption["value"]))
+        for state in situation.get("slots", ()):
+            name = state["spec"]["name"]
+            if name not in values and state["spec"].get("required"):
+                choices = state["spec"].get("choices") or []
+                values[name] = choices[0] if choices else "to be decided"
+        return values
 
     def _lines(self, values: Mapping[str, str]) -> list[SlotLine]:
         lines = []
         specs = list(self.template.slots) if self.template else []
         for spec in specs:
             if spec.name in values:
-                lines.append(SlotLine(spec.display.capitalize(), values[spec.name]))
+                lines.append(
+                    SlotLine(
+                        spec.display.capitalize(),
+                        values[spec.name],
+                        aliases=(spec.name.replace("_", " "), *spec.aliases),
+                        is_date=spec.type == "date",
+                    )
+                )
         for name, value in values.items():
             if not any(s.name == name for s in specs):
                 lines.append(SlotLine(name.replace("_", " ").capitalize(), value))
         return lines
 
+    def allowed(self, facts: Sequence[MemoryFact]) -> list[MemoryFact]:
+        """The memory items the product lets this turn use for the requester."""
+        assert self.episode is not None
+        return facts_for_requester(
+            facts, self._pid(self.episode.user), kind=self.episode.task.template
+        )
+
+    def known_preferences(self, facts: Sequence[MemoryFact]) -> list[Known]:
+        """What the writer follows: the memory items the product lets this turn use, then what
+        the person said in this episode (both by key, value and text)."""
+        known = [Known(key=f.key, value=f.value, text=f.text) for f in self.allowed(facts)]
+        return known + [_known(p) for p in self.said]
+
     def turn(self) -> TurnRecord:
         """One agent turn on the current episode state."""
         assert self.episode is not None
-        followed, owners = self._followed()
-        situation = self._situation([p.text for p in followed])
-        decision = self.policy.decide(situation)
-        self.last = decision
-        key = (self.episode.user, self.episode.session)
-        if decision.action == "ask":
-            self.asked_in_episode += 1
-            self.asked_in_session[key] = self.asked_in_session.get(key, 0) + 1
+        facts = self._facts()
+        context = self._context(facts)
+        self.context = context
+        record = self._decide(context)
+        self.turns += 1
+        self.last = Decision.from_dict(record["detail"])
+        if record["decision"] == "ask":
             output = AgentOutput(
                 action="ask",
-                text=question_message(decision.questions),
-                questions=tuple(AskedQuestion(q.text, tuple(q.slots)) for q in decision.questions),
+                text=str(record["question"]),
+                questions=tuple(
+                    AskedQuestion(q["text"], tuple(q.get("slots", ())), tuple(q.get("choices", ())))
+                    for q in record["detail"]["questions"]
+                ),
             )
-            return TurnRecord(decision.to_dict(), output, ())
-        values = self._values(situation, decision)
+            self.conversation.say("Eve", output.text, kind="agent")
+            return TurnRecord(record, output, (), context, self._owners(facts))
+        values = self._values(record)
+        requester = self.users.get(self.episode.user)
         document = write_document(
             title=self.episode.task.title,
             template=self.episode.task.template,
             lines=self._lines(values),
-            follow=followed,
+            known=self.known_preferences(facts),
+            # The starting document is kept; the agent's own draft of this episode is redone.
+            document=self.episode.task.document,
+            person=requester.name if requester else "",
         )
-        self.changes += 1
-        if decision.action == "act":
+        if record["decision"] == "act":
             self.document = document
-        output = AgentOutput(
-            action=decision.action, text=decision.assumption_text, document=document, values=values
+        text = str(record.get("assumption") or "")
+        self.conversation.say("Eve", text or "I updated the document.", kind="agent")
+        owners = tuple(
+            next((u for u, i in self.ids.items() if i == f.person_id), "")
+            for f in self.allowed(facts)
+            if not (f.shared and f.key.startswith("slot:"))
         )
-        return TurnRecord(decision.to_dict(), output, owners)
+        output = AgentOutput(action=record["decision"], text=text, document=document, values=values)
+        return TurnRecord(record, output, owners, context, self._owners(facts))
+
+    def _owners(self, facts: Sequence[MemoryFact]) -> tuple[str, ...]:
+        by_id: dict[int | None, str] = {i: u for u, i in self.ids.items()}
+        return tuple(dict.fromkeys(by_id.get(f.person_id, "") for f in facts))
 
     def hear(self, reply: Reply, output: AgentOutput, preferences: Sequence[Preference]) -> None:
-        """Take in the person's reply: answers and corrections, accepted suggestions, enforced
-        preferences (remembered when memory is on)."""
+        """The person's reply: answers go on the question card, everything else into the chat;
+        restated preferences are remembered (memory on) and followed for the rest of the
+        episode either way (the chat shows them)."""
         assert self.episode is not None
-        self.answers.update(reply.answers)
-        if reply.text:
-            self.chat.append(reply.text)
+        requester = self.users.get(self.episode.user)
+        name = requester.name if requester else self.episode.user
+        if output.action == "ask" and reply.kind == "answer":
+            self.conversation.answers.append({"question": output.text, "answer": reply.text})
+        elif reply.text:
+            self.conversation.say(name, reply.text)
         if reply.accepted:
             self.document = output.document
         by_id = {p.id: p for p in preferences}
         for pref_id in reply.enforced:
-            pref = by_id[pref_id]
-            self.enforced.append(pref)
-            if self.memory is not None:
-                self.memory.remember(self.episode.user, pref)
+            pref = by_id.get(pref_id)
+            if pref is None:
+                continue
+            self.said.append(pref)
+            if self.memory is not None and requester is not None:
+                self.memory.remember(requester, pref)
+
+    def close(self, preference: Preference | None) -> None:
+        """The person's closing remark stated a preference: the memory app keeps it."""
+        assert self.episode is not None
+        requester = self.users.get(self.episode.user)
+        if preference is not None and self.memory is not None and requester is not None:
+            self.memory.remember(requester, preference)
 
     def feedback(self, kind: FeedbackKind) -> float | None:
-        """The person's feedback on the last move (``users.feedback_for``): a learning policy
-        learns its reward (``REWARDS``), as the app's ``record_feedback`` teaches the persisted
-        state. Returns the reward learned, if any."""
-        if not isinstance(self.policy, LearningPolicy) or self.last is None:
+        """The person's feedback on the last move: a learning policy learns REWARDS[kind] on its
+        persisted state, as the app's record_feedback does."""
+        if self.last is None:
             return None
         reward = REWARDS[kind]
-        self.policy.learn(self.last, reward)
+        if self.policy_object is not None:
+            if isinstance(self.policy_object, LearningPolicy):
+                self.policy_object.learn(self.last, reward)
+                return reward
+            return None
+        if self.state is None:
+            return None
+        policy = get_policy(self.policy_name, state=self.state)
+        if not isinstance(policy, LearningPolicy):
+            return None
+        policy.learn(self.last, reward)
+        self.state = dict(policy.to_state())
         return reward
 
 

@@ -22,11 +22,14 @@ from agents.evaluation.metrics import MAIN_METRICS
 from agents.evaluation.runner import RunOutput
 
 MODE_TEXT = {
-    "oracle": "oracle signals: ambiguity and slot extraction come from the scenarios' ground "
-    "truth, so this measures each policy's decision logic alone",
-    "real": "real signals: ambiguity, slot extraction and interpretations come from the "
-    "configured model",
+    "detectors": "detectors: the product's own reading of the request, the document and memory "
+    "(agents.policies.adapter.decide_from_context), no model and no ground truth",
+    "oracle": "ORACLE UPPER BOUND: a perfect reader of the text gives the model signals (it "
+    "never sees blockers, categories, conflicts or checks); no real agent gets these signals",
+    "real": "real signals: the configured model's extraction, rating and interpretations, only "
+    "the calls each policy makes in the app",
 }
+MODE_LABEL = {"detectors": "detectors", "oracle": "oracle (upper bound)", "real": "real model"}
 
 
 def build_report(
@@ -46,7 +49,13 @@ def build_report(
             "seeds": config.seeds,
             "sessions": config.sessions,
             "model": config.model,
+            "endpoint": config.endpoint,
             "user": config.user,
+            "signal_noise": config.signal_noise,
+            "split": config.split or "all",
+            "limit": config.limit,
+            "mode_label": MODE_LABEL.get(config.mode, config.mode)
+            + (f", noise {config.signal_noise:g}" if config.signal_noise else ""),
         },
         "summaries": run.summaries(),
         "episodes": [r.to_dict() for r in run.results],
@@ -63,6 +72,112 @@ def _fmt(value: Any) -> str:
 
 def _label(summary: Mapping[str, Any]) -> str:
     return f"{summary['policy']}" + (" + memory" if summary["memory"] else "")
+
+
+def _ci(metrics: Mapping[str, Any], key: str) -> str:
+    value = metrics.get(key)
+    band = (metrics.get("intervals", {}).get(key) or {}).get("ci95")
+    if value is None:
+        return "\u2013"
+    return f"{value:.2f} [{band[0]:.2f}, {band[1]:.2f}]" if band else f"{value:.2f}"
+
+
+HEADLINE = (
+    ("task_success", "success"),
+    ("ask_f1", "ask F1"),
+    ("ask_mcc", "MCC"),
+    ("over_asking", "over-ask (clear)"),
+    ("blocker_recall", "blocker recall"),
+    ("redundant_questions", "redundant q."),
+    ("silent_wrong_episodes", "silent wrong"),
+    ("final_preference_adherence", "pref. adherence"),
+    ("document_preservation", "doc kept"),
+)
+EXTRA = (
+    ("values_right", "values right"),
+    ("question_grounding", "grounding"),
+    ("contradictions_noticed", "contradictions noticed"),
+    ("asking_budget_adherence", "asking budget kept"),
+    ("cross_user_leakage", "leakage"),
+)
+
+
+def headline_table(report: Mapping[str, Any]) -> str:
+    """The headline as markdown: one row per configuration with 95 % intervals over episodes,
+    then ask rate and F1 per request category. Every row names its mode (an oracle row says it
+    is an upper bound) and the split it was played on."""
+    config = report["config"]
+    where = f"{report['scenarios']['name']}, split {config.get('split', 'all')}"
+    mode = config.get("mode_label", config["mode"])
+    head = [
+        "mode",
+        "policy",
+        "memory",
+        "episodes",
+        *(h for _, h in HEADLINE),
+        *(h for _, h in EXTRA),
+    ]
+    limit = f"; first {config['limit']} episodes" if config.get("limit") else ""
+    model = (
+        f"; model {config['model']} ({config.get('endpoint', '')})" if config.get("model") else ""
+    )
+    lines = [f"Scenarios: {where}; seeds: {config['seeds']}{limit}{model}.", ""]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for summary in report["summaries"]:
+        m = summary["metrics"]
+        cells = [mode, summary["policy"], "on" if summary["memory"] else "off", str(m["episodes"])]
+        cells += [_ci(m, k) for k, _ in HEADLINE]
+        cells += [_fmt(m.get(k)) for k, _ in EXTRA]
+        lines.append("| " + " | ".join(cells) + " |")
+    categories = ("clear", "missing", "ambiguous", "contradictory")
+    lines += ["", "Per category: ask rate / ask F1 / success (episodes)", ""]
+    head = ["mode", "policy", "memory", *categories]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for summary in report["summaries"]:
+        table = summary["metrics"].get("by_category", {})
+        cells = [mode, summary["policy"], "on" if summary["memory"] else "off"]
+        for category in categories:
+            row = table.get(category)
+            cells.append(
+                "\u2013"
+                if row is None
+                else f"{_fmt(row['ask_rate'])} / {_fmt(row['ask_f1'])} / "
+                f"{_fmt(row['task_success'])} ({row['episodes']})"
+            )
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def category_table(summaries: Sequence[Mapping[str, Any]]) -> str:
+    esc = html.escape
+    categories = ("clear", "missing", "ambiguous", "contradictory")
+    head = "".join(f"<th>{c}: ask rate</th><th>{c}: ask F1</th>" for c in categories)
+    rows = []
+    for summary in summaries:
+        table = summary["metrics"].get("by_category", {})
+        cells = "".join(
+            f"<td>{_fmt((table.get(c) or {}).get('ask_rate'))}</td>"
+            f"<td>{_fmt((table.get(c) or {}).get('ask_f1'))}</td>"
+            for c in categories
+        )
+        rows.append(f"<tr><th>{esc(_label(summary))}</th>{cells}</tr>")
+    return (
+        f'<div class="table-scroll" style="overflow-x:auto"><table class="metrics"><thead><tr>'
+        f"<th>policy</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def interval_table(summaries: Sequence[Mapping[str, Any]]) -> str:
+    esc = html.escape
+    head = "".join(f"<th>{esc(label)}</th>" for _, label in HEADLINE)
+    rows = []
+    for summary in summaries:
+        cells = "".join(f"<td>{esc(_ci(summary['metrics'], k))}</td>" for k, _ in HEADLINE)
+        rows.append(f"<tr><th>{esc(_label(summary))}</th>{cells}</tr>")
+    return (
+        f'<div class="table-scroll" style="overflow-x:auto"><table class="metrics"><thead><tr>'
+        f"<th>policy</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def _colour(summary: Mapping[str, Any], summaries: Sequence[Mapping[str, Any]]) -> Any:
@@ -156,10 +271,38 @@ def figure_effort(summaries: Sequence[Mapping[str, Any]]) -> Figure:
     return figure
 
 
+def figure_categories(summaries: Sequence[Mapping[str, Any]]) -> Figure:
+    """Ask rate per request category, one bar per configuration (the clear bars should be low,
+    the others high)."""
+    categories = ("clear", "missing", "ambiguous", "contradictory")
+    figure, axis = plt.subplots(figsize=(8, 3.6))
+    width = 0.8 / max(1, len(summaries))
+    for index, summary in enumerate(summaries):
+        table = summary["metrics"].get("by_category", {})
+        values = [(table.get(c) or {}).get("ask_rate") or 0.0 for c in categories]
+        axis.bar(
+            [i + index * width for i in range(len(categories))],
+            values,
+            width=width,
+            label=_label(summary),
+            color=_colour(summary, summaries),
+            hatch="" if summary["memory"] else "///",
+            edgecolor="white",
+        )
+    axis.set_xticks([i + 0.4 - width / 2 for i in range(len(categories))])
+    axis.set_xticklabels(categories)
+    axis.set_ylim(0, 1.05)
+    axis.set_title("Ask rate per request category")
+    axis.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    figure.tight_layout()
+    return figure
+
+
 def figures(report: Mapping[str, Any]) -> dict[str, Figure]:
     summaries = report["summaries"]
     return {
         "policies": figure_policies(summaries),
+        "categories": figure_categories(summaries),
         "adherence": figure_sessions(
             summaries, "adherence", "Preference adherence at the first attempt, by session"
         ),
@@ -209,6 +352,9 @@ def report_fragment(report: Mapping[str, Any]) -> str:
         for name, figure in figures(report).items()
     )
     return (
+        f"<h2>Headline, with 95 % intervals over episodes</h2>"
+        f"{interval_table(report['summaries'])}"
+        f"<h2>Per request category</h2>{category_table(report['summaries'])}"
         f"<h2>Main metrics</h2>{metrics_table(report['summaries'])}"
         f"<h2>pass^k over seeds</h2><ul>{''.join(passk)}</ul>"
         f"<h2>Feedback from the simulated people</h2><ul>{''.join(feedback)}</ul>"
@@ -219,8 +365,9 @@ def report_fragment(report: Mapping[str, Any]) -> str:
 def mode_banner(config: Mapping[str, Any]) -> str:
     esc = html.escape
     return (
-        f'<p class="mode"><strong>Mode: {esc(config["mode"])}</strong> '
-        f"({esc(config['mode_text'])}). Engine: {esc(config['engine'])}; simulated users: "
+        f'<p class="mode"><strong>Mode: {esc(config.get("mode_label", config["mode"]))}'
+        f"</strong> ({esc(config['mode_text'])}). Split: {esc(config.get('split', 'all'))}. "
+        f"Engine: {esc(config['engine'])}; simulated users: "
         f"{esc(config['user'])}; model: {esc(config['model'] or 'none')}; seeds: "
         f"{config['seeds']}; sessions: {esc(str(config['sessions'] or 'all'))}.</p>"
     )

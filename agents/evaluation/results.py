@@ -17,6 +17,8 @@ class EpisodeResult:
     template: str | None
     needs_clarification: bool
     blockers: list[str]
+    category: str = ""  # clear / missing / ambiguous / contradictory
+    split: str = ""  # dev / test ("" for a set without a split)
     # Asking
     asked: bool = False  # at least one question message before the first document
     questions: int = 0  # question messages in the episode
@@ -24,8 +26,20 @@ class EpisodeResult:
     asked_before_first: list[str] = field(default_factory=list)  # targeted before 1st document
     redundant: int = 0
     irrelevant: int = 0
+    # Question grounding: choices the agent's questions offered, and how many of them come from
+    # the request, the document, the chat, memory or the template (the rest are invented).
+    choices_offered: int = 0
+    choices_grounded: int = 0
+    # Contradictions: slots given two values (request / document / memory / chat), and how many
+    # the agent noticed (asked about before its first document, or named in an assumption).
+    conflicts: int = 0
+    conflicts_noticed: int = 0
+    # Asking preference in force (question messages allowed; None: none) and whether it held.
+    asking_limit: int | None = None
+    asking_respected: bool | None = None
     # Outcome
     success: bool = False
+    values_right: bool = False  # the final document passes every success check (given up or not)
     gave_up: bool = False
     agent_turns: int = 0
     first_action: str = ""
@@ -46,6 +60,12 @@ class EpisodeResult:
     feedback_unnecessary: int = 0
     # Preferences: id -> satisfied by the first document of the episode
     first_attempt: dict[str, bool] = field(default_factory=dict)
+    final: dict[str, bool] = field(default_factory=dict)  # id -> satisfied by the final document
+    # Document preservation: lines of the starting document the episode did not ask to change,
+    # and how many of them are still in the final document.
+    kept_lines: int = 0
+    original_lines: int = 0
+    leaked_content: int = 0  # other people's preference content found in the final document
     changed_prefs: list[str] = field(default_factory=list)  # preferences changed this session
     # Leakage: memory items of other people used, documents carrying another person's mark
     leaked_items: int = 0
@@ -55,6 +75,14 @@ class EpisodeResult:
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float = 0.0
+
+    @property
+    def should_ask(self) -> bool:
+        """The episode has a blocker and its person allows questions. Under "just go ahead"
+        (an asking limit of 0) the right move is to act on a best guess and state it: asking
+        there is a false positive, and what the agent assumed is scored by the silent-wrong and
+        asking-budget figures instead."""
+        return self.needs_clarification and self.asking_limit != 0
 
     def count_feedback(self, kind: str) -> None:
         if kind == "up":
@@ -69,4 +97,5 @@ class EpisodeResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EpisodeResult:
-        return cls(**data)
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in names})

@@ -1,14 +1,22 @@
 """Scenario sets: simulated users with hidden intents and preferences, their sessions and
-episodes (docs/evaluation.md). Loaded from JSON, validated against scenario.schema.json with
-`jsonschema`, then checked for consistency (users exist, slots belong to the template, what the
-request "states" really is in the request...).
+episodes (docs/evaluation.md). Loaded from JSON, validated with `jsonschema` against
+scenario.schema.json (format 1) or scenario.v2.schema.json (format 2), then checked for
+consistency (users exist, slots belong to the template, what the request "states" really is in
+the request, evidence is where it is said to be...).
+
+Both formats load into the same classes; a format-1 file reads as format 2 with one date for
+every episode, "stated" slots in the request, every other slot hidden, and the category "clear"
+or "missing". Everything the scorer uses (hidden values, blockers, categories, conflicts,
+readings, checks) lives on these classes; the agent is only ever given what a turn context holds
+(agents/evaluation/context.py builds it).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import cache
 from pathlib import Path
@@ -16,9 +24,20 @@ from typing import Any
 
 import jsonschema
 
-from agents.policies.templates import TemplateError, get_template
+from agents.policies.templates import (
+    TaskTemplate,
+    TemplateError,
+    get_template,
+    load_templates,
+    parse_template,
+)
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "scenario.schema.json"
+SCHEMA_V2_PATH = Path(__file__).resolve().parent / "scenario.v2.schema.json"
+CATEGORIES = ("clear", "missing", "ambiguous", "contradictory")
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+# Where a slot's value can be found by the agent (format 2 "in").
+VISIBLE_SOURCES = ("request", "document", "context")
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 
 
@@ -32,22 +51,44 @@ class ScenarioError(ValueError):
 
 
 @cache
-def schema() -> dict[str, Any]:
-    return dict(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+def schema(version: int = 1) -> dict[str, Any]:
+    path = SCHEMA_V2_PATH if version == 2 else SCHEMA_PATH
+    return dict(json.loads(path.read_text(encoding="utf-8")))
 
 
 @dataclass(frozen=True)
 class Preference:
+    """What a person wants of the work. `key` / `value` are what a memory store extracts (the
+    structured keys of SHARED_CONTRACTS.md); `check` is the scorer's, never shown to the agent or
+    the writer; `kinds` limits it to some kinds of work (empty: all). An asking preference
+    (`key` "asking") has no check: it is scored on the conversation."""
+
     id: str
     key: str
     text: str
-    check: Mapping[str, Any]
+    check: Mapping[str, Any] | None = None
+    value: str = ""
+    kinds: tuple[str, ...] = ()
+    remembered: bool = False
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Preference:
         return cls(
-            id=str(data["id"]), key=str(data["key"]), text=str(data["text"]), check=data["check"]
+            id=str(data["id"]),
+            key=str(data["key"]),
+            text=str(data["text"]),
+            check=data.get("check"),
+            value=str(data.get("value", "")),
+            kinds=tuple(str(k) for k in data.get("kinds", ())),
+            remembered=bool(data.get("remembered", False)),
         )
+
+    def applies_to(self, kind: str | None) -> bool:
+        return not self.kinds or (kind is not None and kind in self.kinds)
+
+    @property
+    def slot_name(self) -> str | None:
+        return self.key[5:] if self.key.startswith("slot:") else None
 
 
 @dataclass(frozen=True)
@@ -88,23 +129,64 @@ class Task:
 
 
 @dataclass(frozen=True)
+class Conflict:
+    """Two (or more) places that give one slot different values."""
+
+    slot: str
+    values: tuple[tuple[str, str], ...]  # (where: request/document/memory/chat, value)
+
+
+@dataclass(frozen=True)
+class Closing:
+    """What the person says when done, stating a preference in force from their next episode."""
+
+    text: str
+    preference: Preference
+
+
+@dataclass(frozen=True)
 class Episode:
     id: str
     user: str
     session: int
     task: Task
     request: str
-    slots: Mapping[str, str]
-    stated: Mapping[str, str]
+    slots: Mapping[str, str]  # slot -> the value the person means (scorer only)
+    stated: Mapping[str, str]  # slot -> the words that state it (request, document or context)
     needs_clarification: bool
-    clarification_slots: tuple[str, ...]
+    clarification_slots: tuple[str, ...]  # the blockers (scorer only)
     success: tuple[Mapping[str, Any], ...]
     notes: str = ""
+    # Format 2 (a format-1 file fills them from the above).
+    date: date | None = None  # the day of the request (None: the set's today)
+    category: str = ""
+    split: str = ""
+    sources: Mapping[str, str] = field(default_factory=dict)  # slot -> request/document/...
+    readings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    slot_replies: Mapping[str, str] = field(default_factory=dict)
+    conflicts: tuple[Conflict, ...] = ()
+    announces: tuple[Preference, ...] = ()
+    exempt: tuple[str, ...] = ()
+    closing: Closing | None = None
+    chat: tuple[tuple[str, str], ...] = ()  # (user id, text) already in the chat
+    reply_extra: str = ""
+    template_def: TaskTemplate | None = field(default=None, compare=False, repr=False)
 
     @property
     def hidden(self) -> dict[str, str]:
         """Slot values the request does not state: the person knows them, the agent does not."""
         return {k: v for k, v in self.slots.items() if k not in self.stated}
+
+    @property
+    def kind(self) -> str:
+        return self.category or ("missing" if self.needs_clarification else "clear")
+
+    def source(self, slot: str) -> str:
+        return self.sources.get(slot, "request" if slot in self.stated else "hidden")
+
+    @property
+    def weekday(self) -> str:
+        return WEEKDAYS[self.date.weekday()] if self.date else ""
 
 
 @dataclass(frozen=True)
@@ -116,6 +198,49 @@ class ScenarioSet:
     description: str = ""
     origin: str = ""
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    version: int = 1
+    templates: Mapping[str, TaskTemplate] = field(default_factory=dict, repr=False)
+
+    def day(self, episode: Episode) -> date:
+        """The date of an episode's request."""
+        return episode.date or self.today
+
+    def splits(self) -> tuple[str, ...]:
+        return tuple(sorted({e.split for e in self.episodes if e.split}))
+
+    def only(self, split: str | None) -> ScenarioSet:
+        """The set restricted to one split ("dev" / "test"); None or "all": unchanged."""
+        if not split or split == "all":
+            return self
+        chosen = tuple(e for e in self.episodes if e.split == split)
+        if not chosen:
+            raise ScenarioError(self.origin or self.name, [f"no episode in split {split!r}"])
+        return replace(self, episodes=chosen)
+
+    def in_force(self) -> dict[str, tuple[Preference, ...]]:
+        """Per episode id, the preferences its person holds when the episode starts: the user's
+        preferences and changes for that session, then every closing remark of an earlier
+        episode of theirs and every change announced in an earlier or this request (the latest
+        per key wins)."""
+        out: dict[str, tuple[Preference, ...]] = {}
+        told: dict[str, dict[str, Preference]] = {}
+        for episode in self.ordered():
+            user = self.users[episode.user]
+            by_key = {p.key: p for p in user.preferences_in(episode.session)}
+            said = told.setdefault(episode.user, {})
+            for pref in episode.announces:
+                said[pref.key] = pref
+            by_key.update(said)
+            out[episode.id] = tuple(by_key.values())
+            if episode.closing is not None:
+                said[episode.closing.preference.key] = episode.closing.preference
+        return out
+
+    def scored(self, episode: Episode, held: Sequence[Preference]) -> tuple[Preference, ...]:
+        """The preferences an episode is scored on: held, about this kind of work, not exempt."""
+        return tuple(
+            p for p in held if p.applies_to(episode.task.template) and p.key not in episode.exempt
+        )
 
     @property
     def sessions(self) -> tuple[int, ...]:
@@ -129,7 +254,8 @@ class ScenarioSet:
 
 
 def _schema_problems(data: Any) -> list[str]:
-    validator = jsonschema.Draft202012Validator(schema())
+    version = data.get("version") if isinstance(data, dict) else None
+    validator = jsonschema.Draft202012Validator(schema(2 if version == 2 else 1))
     problems = []
     for error in sorted(validator.iter_errors(data), key=lambda e: list(e.path)):
         where = "/".join(str(p) for p in error.path) or "(top)"
@@ -182,61 +308,296 @@ def _consistency_problems(data: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def parse_scenarios(data: Any, *, origin: str = "<data>") -> ScenarioSet:
-    """Validate and build a ScenarioSet; raises ScenarioError listing every problem."""
-    problems = _schema_problems(data)
-    if problems:
-        raise ScenarioError(origin, problems)
-    problems = _consistency_problems(data)
-    if problems:
-        raise ScenarioError(origin, problems)
-    users = {
-        u["id"]: User(
-            id=u["id"],
-            name=u["name"],
-            persona=u["persona"],
-            patience=int(u.get("patience", 6)),
-            preferences=tuple(Preference.from_dict(p) for p in u["preferences"]),
-            changes=tuple(
-                PreferenceChange(
-                    from_session=int(c["from_session"]),
-                    preference=Preference.from_dict(c["preference"]),
+def _squash(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _file_templates(data: Mapping[str, Any], problems: list[str]) -> dict[str, TaskTemplate]:
+    found: dict[str, TaskTemplate] = {}
+    for index, raw in enumerate(data.get("templates", ())):
+        where = f"templates/{index}"
+        if raw.get("kind") in load_templates():
+            problems.append(f"{where}: kind {raw['kind']!r} is a shipped template; pick a new one")
+            continue
+        if raw.get("kind") in found:
+            problems.append(f"{where}: duplicate kind {raw['kind']!r}")
+            continue
+        try:
+            found[raw["kind"]] = parse_template(raw, origin=where)
+        except TemplateError as exc:
+            problems.append(str(exc))
+    return found
+
+
+def _v2_problems(data: Mapping[str, Any], templates: Mapping[str, TaskTemplate]) -> list[str]:
+    problems: list[str] = []
+    users = {u["id"]: u for u in data["users"]}
+    if len(users) != len(data["users"]):
+        problems.append("users: duplicate user id")
+    held_slots: dict[str, set[str]] = {}
+    for user in data["users"]:
+        keys = [p["key"] for p in user["preferences"]]
+        if len(keys) != len(set(keys)):
+            problems.append(f"user {user['id']}: two preferences with the same key")
+        prefs = [*user["preferences"], *(c["preference"] for c in user.get("changes", ()))]
+        held_slots[user["id"]] = {p["key"][5:] for p in prefs if p["key"].startswith("slot:")}
+    seen: set[str] = set()
+    for episode in data["episodes"]:
+        where = f"episode {episode['id']}"
+        if episode["id"] in seen:
+            problems.append(f"{where}: duplicate id")
+        seen.add(episode["id"])
+        if episode["user"] not in users:
+            problems.append(f"{where}: unknown user {episode['user']!r}")
+        for line in episode.get("chat", ()):
+            if line["user"] not in users:
+                problems.append(f"{where}: chat line by unknown user {line['user']!r}")
+        if "date" not in episode and "today" not in data:
+            problems.append(f"{where}: no date (give the episode a date or the set a today)")
+        day = date.fromisoformat(episode.get("date") or data.get("today") or "2000-01-01")
+        if "weekday" in episode and episode["weekday"] != WEEKDAYS[day.weekday()]:
+            problems.append(f"{where}: {day.isoformat()} is a {WEEKDAYS[day.weekday()]}")
+        kind = episode["task"].get("template")
+        template = None
+        if kind:
+            template = templates.get(kind)
+            if template is None:
+                try:
+                    template = get_template(kind)
+                except TemplateError:
+                    problems.append(f"{where}: unknown template {kind!r}")
+        names = {s.name for s in template.slots} if template else None
+        request = _squash(episode["request"])
+        document = _squash(episode["task"].get("document", ""))
+        chat = _squash(" ".join(line["text"] for line in episode.get("chat", ())))
+        context = " ".join(
+            [
+                request,
+                document,
+                chat,
+                _squash(episode["task"]["title"]),
+                _squash(episode["task"].get("goal", "")),
+            ]
+        )
+        slots = episode["slots"]
+        for name, slot in slots.items():
+            if names is not None and name not in names:
+                problems.append(f"{where}: slot {name!r} is not in template {kind}")
+            evidence = _squash(slot.get("evidence", ""))
+            place = slot["in"]
+            haystack = {"request": request, "document": document, "context": context}.get(place)
+            if haystack is not None:
+                if not evidence:
+                    problems.append(f"{where}: slot {name!r} is in the {place} but has no evidence")
+                elif evidence not in haystack:
+                    problems.append(f"{where}: evidence {slot['evidence']!r} is not in the {place}")
+            if place == "memory" and name not in held_slots.get(episode["user"], set()):
+                problems.append(
+                    f"{where}: slot {name!r} is in memory but the person holds no slot:{name}"
                 )
-                for c in u.get("changes", ())
-            ),
+            readings = slot.get("readings")
+            if readings and not any(_squash(slot["value"]) == _squash(r) for r in readings):
+                problems.append(f"{where}: slot {name!r}: the value is not one of its readings")
+        conflicted = {c["slot"] for c in episode.get("conflicts", ())}
+        for conflict in episode.get("conflicts", ()):
+            if conflict["slot"] not in slots:
+                problems.append(f"{where}: conflict on {conflict['slot']!r} has no slot value")
+            for value in conflict["values"]:
+                found = {"request": request, "document": document, "chat": chat}.get(value["in"])
+                evidence = _squash(value.get("evidence", "") or value["value"])
+                if found is not None and evidence not in found:
+                    problems.append(
+                        f"{where}: conflicting value {value['value']!r} is not in the {value['in']}"
+                    )
+        ambiguous = {n for n, s in slots.items() if s.get("readings")}
+        for blocker in episode["blockers"]:
+            if blocker not in slots:
+                problems.append(f"{where}: blocker {blocker!r} has no slot value")
+            elif (
+                slots[blocker]["in"] not in ("hidden", "memory")
+                and blocker not in ambiguous
+                and blocker not in conflicted
+            ):
+                problems.append(
+                    f"{where}: blocker {blocker!r} is stated plainly (not hidden, ambiguous "
+                    "or in conflict)"
+                )
+        category = episode["category"]
+        blockers = set(episode["blockers"])
+        if category == "clear" and blockers:
+            problems.append(f"{where}: a clear episode has no blockers")
+        if category == "missing" and not any(
+            slots.get(b, {}).get("in") == "hidden" for b in blockers
+        ):
+            problems.append(f"{where}: a missing episode needs a hidden blocker")
+        if category == "ambiguous" and not blockers & ambiguous:
+            problems.append(f"{where}: an ambiguous episode needs a blocker with readings")
+        if category == "contradictory" and not conflicted:
+            problems.append(f"{where}: a contradictory episode needs a conflict")
+        for pref in episode.get("announces", ()):
+            if not any(
+                _squash(part) in request for part in re.split(r"[.;!?]\s*", pref["text"]) if part
+            ):
+                problems.append(
+                    f"{where}: announced preference {pref['id']!r} is not in the request"
+                )
+    return problems
+
+
+def _parse_v1(data: Mapping[str, Any], origin: str) -> ScenarioSet:
+    users = {u["id"]: _user(u) for u in data["users"]}
+    today = date.fromisoformat(data["today"])
+    episodes = []
+    for e in data["episodes"]:
+        template = get_template(e["task"]["template"]) if e["task"].get("template") else None
+        stated = dict(e["stated"])
+        needed = bool(e["clarification"]["needed"])
+        episodes.append(
+            Episode(
+                id=e["id"],
+                user=e["user"],
+                session=int(e["session"]),
+                task=_task(e["task"]),
+                request=e["request"],
+                slots=dict(e["slots"]),
+                stated=stated,
+                needs_clarification=needed,
+                clarification_slots=tuple(e["clarification"]["slots"]),
+                success=tuple(e["success"]),
+                notes=e.get("notes", ""),
+                date=today,
+                category="missing" if needed else "clear",
+                sources={s: "request" if s in stated else "hidden" for s in e["slots"]},
+                template_def=template,
+            )
         )
-        for u in data["users"]
-    }
-    episodes = tuple(
-        Episode(
-            id=e["id"],
-            user=e["user"],
-            session=int(e["session"]),
-            task=Task(
-                title=e["task"]["title"],
-                template=e["task"].get("template"),
-                goal=e["task"].get("goal", ""),
-                document=e["task"].get("document", ""),
-            ),
-            request=e["request"],
-            slots=dict(e["slots"]),
-            stated=dict(e["stated"]),
-            needs_clarification=bool(e["clarification"]["needed"]),
-            clarification_slots=tuple(e["clarification"]["slots"]),
-            success=tuple(e["success"]),
-            notes=e.get("notes", ""),
-        )
-        for e in data["episodes"]
-    )
     return ScenarioSet(
         name=data["name"],
-        today=date.fromisoformat(data["today"]),
+        today=today,
         users=users,
-        episodes=episodes,
+        episodes=tuple(episodes),
         description=data.get("description", ""),
         origin=origin,
         raw=data,
+        version=1,
     )
+
+
+def _user(u: Mapping[str, Any]) -> User:
+    return User(
+        id=u["id"],
+        name=u["name"],
+        persona=u["persona"],
+        patience=int(u.get("patience", 6)),
+        preferences=tuple(Preference.from_dict(p) for p in u["preferences"]),
+        changes=tuple(
+            PreferenceChange(
+                from_session=int(c["from_session"]),
+                preference=Preference.from_dict(c["preference"]),
+            )
+            for c in u.get("changes", ())
+        ),
+    )
+
+
+def _task(t: Mapping[str, Any]) -> Task:
+    return Task(
+        title=t["title"],
+        template=t.get("template"),
+        goal=t.get("goal", ""),
+        document=t.get("document", ""),
+    )
+
+
+def _parse_v2(
+    data: Mapping[str, Any], origin: str, templates: Mapping[str, TaskTemplate]
+) -> ScenarioSet:
+    users = {u["id"]: _user(u) for u in data["users"]}
+    default_day = date.fromisoformat(data["today"]) if data.get("today") else None
+    episodes = []
+    for e in data["episodes"]:
+        kind = e["task"].get("template")
+        template = (templates.get(kind) or get_template(kind)) if kind else None
+        slots = e["slots"]
+        stated = {
+            name: str(s.get("evidence") or s["value"])
+            for name, s in slots.items()
+            if s["in"] in VISIBLE_SOURCES
+        }
+        closing = e.get("closing")
+        day = date.fromisoformat(e["date"]) if e.get("date") else default_day
+        episodes.append(
+            Episode(
+                id=e["id"],
+                user=e["user"],
+                session=int(e["session"]),
+                task=_task(e["task"]),
+                request=e["request"],
+                slots={name: str(s["value"]) for name, s in slots.items()},
+                stated=stated,
+                needs_clarification=bool(e["blockers"]),
+                clarification_slots=tuple(e["blockers"]),
+                success=tuple(e["success"]),
+                notes=e.get("notes", ""),
+                date=day,
+                category=e["category"],
+                split=e.get("split", ""),
+                sources={name: s["in"] for name, s in slots.items()},
+                readings={
+                    name: tuple(s["readings"]) for name, s in slots.items() if s.get("readings")
+                },
+                slot_replies={name: s["reply"] for name, s in slots.items() if s.get("reply")},
+                conflicts=tuple(
+                    Conflict(
+                        slot=c["slot"], values=tuple((v["in"], v["value"]) for v in c["values"])
+                    )
+                    for c in e.get("conflicts", ())
+                ),
+                announces=tuple(Preference.from_dict(p) for p in e.get("announces", ())),
+                exempt=tuple(e.get("exempt", ())),
+                closing=(
+                    Closing(
+                        text=closing["text"], preference=Preference.from_dict(closing["preference"])
+                    )
+                    if closing
+                    else None
+                ),
+                chat=tuple((line["user"], line["text"]) for line in e.get("chat", ())),
+                reply_extra=e.get("reply_extra", ""),
+                template_def=template,
+            )
+        )
+    days = [e.date for e in episodes if e.date]
+    return ScenarioSet(
+        name=data["name"],
+        today=default_day or min(days),
+        users=users,
+        episodes=tuple(episodes),
+        description=data.get("description", ""),
+        origin=origin,
+        raw=data,
+        version=2,
+        templates=dict(templates),
+    )
+
+
+def parse_scenarios(data: Any, *, origin: str = "<data>") -> ScenarioSet:
+    """Validate and build a ScenarioSet (format 1 or 2); raises ScenarioError listing every
+    problem."""
+    problems = _schema_problems(data)
+    if problems:
+        raise ScenarioError(origin, problems)
+    if data["version"] == 1:
+        problems = _consistency_problems(data)
+        if problems:
+            raise ScenarioError(origin, problems)
+        return _parse_v1(data, origin)
+    template_problems: list[str] = []
+    templates = _file_templates(data, template_problems)
+    problems = template_problems + _v2_problems(data, templates)
+    if problems:
+        raise ScenarioError(origin, problems)
+    return _parse_v2(data, origin, templates)
 
 
 def load_scenarios(path: str | Path) -> ScenarioSet:

@@ -11,6 +11,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from agents import enqueue
+from agents.evaluation.chat_models import chat_model_for_profile, profile_endpoint
 from agents.evaluation.models import EvaluationRun, RunStatus
 from agents.evaluation.report import build_report
 from agents.evaluation.runner import RunConfig, run_offline, total_episodes
@@ -20,6 +22,8 @@ from agents.policies import registered_names
 log = logging.getLogger(__name__)
 
 MEMORY = {"on": (True,), "off": (False,), "both": (True, False)}
+# The job that plays a run (agents/evaluation/jobs.py), sent by name on commit.
+RUN_EVALUATION_JOB = "agents.evaluation.jobs.run_evaluation_job"
 PROGRESS_EVERY = 10
 
 
@@ -62,14 +66,9 @@ def create_run(
     run.episodes_total = total_episodes(scenario_set, _config(run))
     run.full_clean()
     run.save(update_fields=["episodes_total"])
-    transaction.on_commit(lambda: _enqueue(run.pk))
+    # By name, as agents/enqueue.py does for the agents' jobs: services never import jobs.py.
+    transaction.on_commit(lambda: enqueue.send_job(RUN_EVALUATION_JOB, run.pk))
     return run
-
-
-def _enqueue(run_id: int) -> None:
-    from agents.evaluation.jobs import run_evaluation_job
-
-    run_evaluation_job.delay(run_id)
 
 
 def _config(run: EvaluationRun) -> RunConfig:
@@ -113,9 +112,8 @@ def execute_run(*, run_id: int) -> str:
         scenario_set = load_scenarios(run.scenarios)
         chat_model: Any = None
         if config.mode == "real":
-            from agents.evaluation.chat_models import chat_model_for_profile
-
             chat_model, config.price_per_1k_tokens = chat_model_for_profile(run.model_profile)
+            config.endpoint = profile_endpoint(run.model_profile)
         output = run_offline(scenario_set, config, chat_model=chat_model, progress=progress)
         report = build_report(
             output, scenarios_name=scenario_set.name, scenarios_origin=run.scenarios

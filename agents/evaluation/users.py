@@ -17,7 +17,7 @@ from typing import Any, Literal
 from agents.evaluation.checks import passes, words
 from agents.evaluation.scenario import Episode, Preference, User
 from agents.policies.detect import normalise
-from agents.policies.templates import TaskTemplate, get_template
+from agents.policies.templates import TaskTemplate, TemplateError, get_template
 
 ReplyKind = Literal["answer", "accept", "reject", "correct", "enforce", "done", "give_up"]
 # What the person clicks on the agent's move; the names are the keys of
@@ -31,6 +31,7 @@ class AskedQuestion:
 
     text: str
     slots: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class Reply:
     wrong_slots: tuple[str, ...] = ()
     enforced: tuple[str, ...] = ()  # preference ids enforced in this reply
     accepted: bool = False
+    redundant_slots: tuple[str, ...] = ()  # targets the agent could already know
 
     @property
     def words(self) -> int:
@@ -63,6 +65,13 @@ class Reply:
     @property
     def ends_episode(self) -> bool:
         return self.kind in ("done", "give_up")
+
+
+def _shipped(kind: str | None) -> TaskTemplate | None:
+    try:
+        return get_template(kind) if kind else None
+    except TemplateError:
+        return None
 
 
 def _label(template: TaskTemplate | None, slot: str) -> str:
@@ -104,15 +113,35 @@ class ScriptedUser:
     """
 
     def __init__(
-        self, *, user: User, episode: Episode, preferences: Sequence[Preference], today: date
+        self,
+        *,
+        user: User,
+        episode: Episode,
+        preferences: Sequence[Preference],
+        today: date,
+        knowable: Sequence[str] | None = None,
     ) -> None:
         self.user = user
         self.episode = episode
-        self.preferences = tuple(preferences)
+        self.preferences = tuple(preferences)  # the ones this episode is scored on
         self.today = today
-        self.template = get_template(episode.task.template) if episode.task.template else None
+        self.template = episode.template_def or _shipped(episode.task.template)
         self.replies = 0
-        self.given: dict[str, str] = dict(episode.stated)
+        # Slots the agent can already know (stated in the request or the document, inferable
+        # from the context, in the memory handed to it): asking about them is redundant unless
+        # the statement is ambiguous or contradicted. Format 1: the stated slots.
+        unclear = {*episode.readings, *(c.slot for c in episode.conflicts)}
+        known = list(episode.stated) if knowable is None else list(knowable)
+        self.given: dict[str, str] = {
+            s: episode.slots.get(s, episode.stated.get(s, "")) for s in known if s not in unclear
+        }
+        self.answered_once = False
+        self.questions_seen = 0
+        self.asking_enforced = False
+
+    def asking_limit(self) -> int | None:
+        """How many question messages the person accepts in an episode (None: no preference)."""
+        return asking_limit(self.preferences)
 
     # --- what the agent got wrong -----------------------------------------------------------
 
@@ -141,7 +170,9 @@ class ScriptedUser:
         return [c for c in self.episode.success if not c.get("slot") and not passes(c, document)]
 
     def violated(self, document: str) -> list[Preference]:
-        return [p for p in self.preferences if not passes(p.check, document)]
+        return [
+            p for p in self.preferences if p.check is not None and not passes(p.check, document)
+        ]
 
     # --- replies ------------------------------------------------------------------------------
 
@@ -174,16 +205,27 @@ class ScriptedUser:
                 label = _label(self.template, slot)
                 if slot in self.given:
                     reply.redundant += 1
+                    reply.redundant_slots += (slot,)
                     value = self.episode.slots.get(slot, self.given[slot])
                     parts.append(f"I already said: the {label} is {value}.")
                 elif slot in self.episode.slots:
                     value = self.episode.slots[slot]
                     reply.answers[slot] = value
                     self.given[slot] = value
-                    parts.append(f"{label.capitalize()}: {value}.")
+                    said = self.episode.slot_replies.get(slot) or f"{label.capitalize()}: {value}."
+                    parts.append(said)
                 else:
                     reply.irrelevant += 1
                     parts.append(f"No preference on the {label}; your call.")
+        if self.episode.reply_extra and not self.answered_once and reply.answers:
+            parts.append(self.episode.reply_extra)
+        self.answered_once = self.answered_once or bool(reply.answers)
+        limit = self.asking_limit()
+        if limit is not None and self.questions_seen > limit and not self.asking_enforced:
+            pref = next(p for p in self.preferences if p.key == "asking")
+            reply.enforced += (pref.id,)
+            self.asking_enforced = True
+            parts.append(f"And remember: {pref.text[0].lower()}{pref.text[1:]}")
         reply.asked_slots = tuple(asked)
         reply.text = " ".join(parts)
         return reply
@@ -216,6 +258,7 @@ class ScriptedUser:
 
     def _respond(self, output: AgentOutput) -> Reply:
         if output.action == "ask":
+            self.questions_seen += 1
             return self.answer(output.questions)
         if output.action == "reply":  # talked without doing anything
             return Reply(kind="correct", text="Please go ahead and write it.")
@@ -235,10 +278,30 @@ class ScriptedUser:
             return reply
         enforcements = self._enforcements(output.document, reply)
         if not corrections and not enforcements:
-            return Reply(kind="done", text="Thanks, that's it.")
+            closing = self.episode.closing.text if self.episode.closing else "Thanks, that's it."
+            return Reply(kind="done", text=closing)
         reply.kind = "correct" if corrections else "enforce"
         reply.text = " ".join([*corrections, *enforcements])
         return reply
+
+
+def asking_limit(preferences: Sequence[Preference]) -> int | None:
+    """The question messages per episode an asking preference allows: "never" (just go
+    ahead) 0, "at_most:N" N, "less" 1; "more" or none: no limit (None)."""
+    for pref in preferences:
+        if pref.key != "asking":
+            continue
+        value = pref.value.casefold().strip()
+        if value in ("never", "none", "0"):
+            return 0
+        if value.startswith("at_most:"):
+            try:
+                return max(0, int(value.split(":", 1)[1]))
+            except ValueError:
+                return None
+        if value == "less":
+            return 1
+    return None
 
 
 def feedback_for(reply: Reply, output: AgentOutput) -> FeedbackKind:
@@ -271,7 +334,7 @@ def feedback_for(reply: Reply, output: AgentOutput) -> FeedbackKind:
 class LLMUser(ScriptedUser):
     """The scripted person's decisions, worded by a chat model in the persona's voice.
 
-    `chat_model` is any langchain-core chat model (build it with agents/llm.py). If the model
+    `chat_model` is any langchain-core chat model (build it with agents/llm/). If the model
     fails or answers nothing usable, the scripted wording is kept.
     """
 

@@ -1,19 +1,25 @@
-"""The oracle writer: a deterministic stand-in for the model's document in offline runs.
+"""The offline writer: a deterministic stand-in for the model's document, that never sees a check.
 
-It writes the task's slot values as labelled lines, a body of fixed advice per template (American
-spelling, bullet lists, an exclamation mark, about 110 words: a default that breaks most
-preferences), and follows whichever preferences it is told to follow, through the check each
-preference carries. Offline runs measure the policies' decisions and memory, not writing skill.
+It writes from what the agent knows: the task (title, template), the slot values the agent
+decided on (what the person gave, the policy's assumptions), the preferences the agent knows of
+(memory items handed to the turn, and what the person said in this episode's chat: their key,
+value and text, as a memory store extracts them), and the document as it is. Its own habits
+are those of a plain assistant (American spelling, bullet lists, ISO dates as the agent holds
+them, a friendly closing line with an exclamation mark, about 110 words), so a preference the
+agent did not know, or a kind of preference the writer cannot read, shows as a failure.
+
+An existing document is kept: values already written on a labelled line are updated in place,
+missing ones are added in a "Details" section, everything else stays as it was.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from agents.evaluation.checks import SPELLINGS, words
-from agents.evaluation.scenario import Preference
 
 BODY: dict[str, tuple[str, ...]] = {
     "travel_plan": (
@@ -62,17 +68,114 @@ GENERIC_BODY = (
     "Start with the part you prioritize most and check it early.",
     "Analyze what went well and summarize it for the team.",
     "Keep a catalog of decisions, labeled by date.",
+    "Set a check-in to review the behavior of the plan after a week.",
 )
 CLOSING = "Let me know what to change!"
+WORD_LIMITS = {"short": 80, "medium": 160}
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 
 
 @dataclass(frozen=True)
 class SlotLine:
     label: str
     value: str
+    aliases: tuple[str, ...] = ()
+    is_date: bool = False
 
 
-def _british(text: str) -> str:
+@dataclass(frozen=True)
+class Known:
+    """A preference the agent knows of: its key, value and text (never its check)."""
+
+    key: str
+    value: str = ""
+    text: str = ""
+
+
+@dataclass
+class Style:
+    """How to write, as read from the known preferences (the last one per key wins)."""
+
+    spelling: str = "american"
+    list_style: str = "bullets"
+    word_limit: int | None = None
+    date_format: str = ""
+    tone: str = ""
+    tldr: bool = False
+    summary_heading: str = ""
+    no_exclamation: bool = False
+    sign_off: str = ""
+    headings: bool = True
+
+
+_LIMIT = re.compile(r"(\d+)\s*words")
+
+
+def read_style(known: Iterable[Known], *, person: str = "") -> Style:
+    """The writer's reading of preferences: the structured keys of SHARED_CONTRACTS.md by value,
+    and a few kinds of free-text wish by their words (what a capable model would follow)."""
+    style = Style()
+    for pref in known:
+        key, value, text = pref.key, pref.value.casefold(), pref.text
+        low = text.casefold()
+        if key == "spelling" or "spelling" in low or "british english" in low:
+            if "british" in value or "british" in low:
+                style.spelling = "british"
+            elif "american" in value or "american" in low:
+                style.spelling = "american"
+        if key in ("list_style", "lists") or "list" in low or "bullet" in low:
+            if value in ("numbered", "bullets", "prose"):
+                style.list_style = "none" if value == "prose" else value
+            elif "numbered" in low:
+                style.list_style = "numbered"
+            elif "no lists" in low or "paragraph" in low or "prose" in low:
+                style.list_style = "none"
+            elif "bullet" in low:
+                style.list_style = "bullets"
+        if key == "length" or "words at most" in low or "short" in low:
+            found = _LIMIT.search(low) or _LIMIT.search(value)
+            if found:
+                style.word_limit = int(found.group(1))
+            elif value in WORD_LIMITS:
+                style.word_limit = WORD_LIMITS[value]
+            elif value == "long":
+                style.word_limit = None
+        if key == "date_format" and value in ("iso", "day_month_year", "month_day_year"):
+            style.date_format = value
+        if key == "tone" and value:
+            style.tone = value
+        if key == "headings" and value in ("yes", "no"):
+            style.headings = value == "yes"
+        if "tl;dr" in low:
+            style.tldr = True
+        heading = re.search(r"\b(?:an?|the)\s+['\"]?(\w+)['\"]?\s+heading\b", text, re.I)
+        if heading:
+            style.summary_heading = heading.group(1).capitalize()
+        if "exclamation" in low:
+            style.no_exclamation = True
+        if "owner:" in low or "owner line" in low:
+            style.sign_off = f"Owner: {person}" if person else ""
+    return style
+
+
+def _spell(text: str, variant: str) -> str:
+    if variant != "british":
+        return text
+
     def swap(match: re.Match[str]) -> str:
         word = match.group(0)
         british = SPELLINGS[word.casefold()]
@@ -80,6 +183,25 @@ def _british(text: str) -> str:
 
     pattern = r"\b(" + "|".join(sorted(SPELLINGS, key=len, reverse=True)) + r")\b"
     return re.sub(pattern, swap, text, flags=re.IGNORECASE)
+
+
+def format_dates(text: str, date_format: str) -> str:
+    """ISO dates in `text` written the preferred way (day_month_year: 4 March 2027,
+    month_day_year: March 4, 2027); unchanged otherwise."""
+    if date_format not in ("day_month_year", "month_day_year"):
+        return text
+
+    def swap(match: re.Match[str]) -> str:
+        try:
+            day = date(int(match[1]), int(match[2]), int(match[3]))
+        except ValueError:
+            return match.group(0)
+        month = _MONTHS[day.month - 1]
+        if date_format == "day_month_year":
+            return f"{day.day} {month} {day.year}"
+        return f"{month} {day.day}, {day.year}"
+
+    return _ISO.sub(swap, text)
 
 
 def _list(items: Sequence[str], style: str) -> list[str]:
@@ -90,42 +212,81 @@ def _list(items: Sequence[str], style: str) -> list[str]:
     return [f"- {item}" for item in items]
 
 
-def _compose(
-    title: str,
-    lines: Sequence[SlotLine],
-    body: Sequence[str],
-    prefs: dict[str, Preference],
-    *,
-    closing: bool,
+def _finish(text: str, style: Style) -> str:
+    text = format_dates(text, style.date_format)
+    if style.no_exclamation or style.tone == "formal":
+        text = text.replace("!", ".")
+    return _spell(text, style.spelling)
+
+
+def _fresh(
+    title: str, lines: Sequence[SlotLine], body: Sequence[str], style: Style, *, closing: bool
 ) -> str:
-    checks = [p.check for p in prefs.values()]
-    style = next((c["style"] for c in checks if c["type"] == "list_style"), "bullets")
     out = [f"# {title}", ""]
     summary = f"{title}: " + (", ".join(line.value for line in lines[:3]) or "a first draft") + "."
-    if any(c["type"] == "contains" and c["text"].startswith("TL;DR") for c in checks):
+    if style.tldr:
         out += [f"TL;DR: {summary}", ""]
-    if any(c["type"] == "heading_present" for c in checks):
-        heading = next(c["heading"] for c in checks if c["type"] == "heading_present")
-        out += [f"## {heading}", "", summary, ""]
+    if style.summary_heading:
+        out += [f"## {style.summary_heading}", "", summary, ""]
     if lines:
         details = [f"{line.label}: {line.value}" for line in lines]
-        out += ["## Details", "", *(details if style == "none" else _list(details, style)), ""]
+        if style.headings:
+            out += ["## Details", ""]
+        out += [*(details if style.list_style == "none" else _list(details, style.list_style)), ""]
     if body:
-        out += ["## Plan", "", *_list(list(body), style), ""]
-    if closing:
+        if style.headings:
+            out += ["## Plan", ""]
+        out += [*_list(list(body), style.list_style), ""]
+    if closing and style.tone != "formal":
         out += [CLOSING, ""]
-    for check in checks:
-        if check["type"] == "regex" and check.get("example"):
-            out += [str(check["example"]), ""]
-        elif check["type"] == "contains" and not check["text"].startswith("TL;DR"):
-            out += [str(check["text"]), ""]
-    text = "\n".join(out).strip() + "\n"
-    for check in checks:
-        if check["type"] == "not_contains":
-            text = text.replace(str(check["text"]), "." if check["text"] == "!" else "")
-        if check["type"] == "spelling_variant" and check["variant"] == "british":
-            text = _british(text)
-    return text
+    if style.sign_off:
+        out += [style.sign_off, ""]
+    return _finish("\n".join(out).strip() + "\n", style)
+
+
+def _label_re(line: SlotLine) -> str:
+    names = [line.label, *line.aliases]
+    return "|".join(re.escape(n) for n in sorted({n for n in names if n}, key=len, reverse=True))
+
+
+def _edit(document: str, lines: Sequence[SlotLine], style: Style) -> str:
+    """Update labelled values in place, add the missing ones; keep every other line."""
+    text = document.rstrip("\n")
+    missing: list[SlotLine] = []
+    for line in lines:
+        pattern = re.compile(
+            rf"^(?P<lead>\s*(?:[-*+]|\d+[.)])?\s*\**(?:{_label_re(line)})\**\s*(?::|=|\bis\b)\s*)"
+            r"(?P<value>[^\n]*)$",
+            re.IGNORECASE | re.MULTILINE,
+        )
+        found = pattern.search(text)
+        if found:
+            value = format_dates(line.value, style.date_format)
+            text = text[: found.start("value")] + value + text[found.end("value") :]
+        else:
+            missing.append(line)
+    if missing:
+        details = [f"{line.label}: {line.value}" for line in missing]
+        added = details if style.list_style == "none" else _list(details, style.list_style)
+        block = (["## Details", ""] if style.headings else []) + added
+        text += "\n\n" + _finish("\n".join(block), style)
+    head, _, rest = text.partition("\n") if text.lstrip().startswith("#") else ("", "", text)
+    extra = []
+    if style.tldr and "tl;dr" not in text.casefold():
+        summary = ", ".join(line.value for line in lines[:3]) or "see below"
+        extra.append(f"TL;DR: {summary}.")
+    if style.summary_heading and style.summary_heading.casefold() not in text.casefold():
+        extra.append(
+            f"## {style.summary_heading}\n\n"
+            + (", ".join(x.value for x in lines[:3]) or "See below")
+            + "."
+        )
+    if extra:
+        lead = _finish("\n\n".join(extra), style)
+        text = f"{head}\n\n{lead}\n{rest}" if head else f"{lead}\n\n{rest}"
+    if style.sign_off and style.sign_off not in text:
+        text += f"\n\n{style.sign_off}"
+    return text + "\n"
 
 
 def write_document(
@@ -133,22 +294,28 @@ def write_document(
     title: str,
     template: str | None,
     lines: Sequence[SlotLine],
-    follow: Iterable[Preference] = (),
+    known: Iterable[Known] = (),
+    document: str = "",
+    person: str = "",
 ) -> str:
-    """The document for these slot values, following `follow` (the last one per key wins)."""
-    prefs: dict[str, Preference] = {}
-    for pref in follow:
-        prefs[pref.key] = pref
+    """The document the agent writes: a first draft when the document is empty (or only the
+    template's headings), else the existing document with the values updated."""
+    style = read_style(list(known), person=person)
+    existing = [x for x in document.splitlines() if x.strip() and not x.lstrip().startswith("#")]
+    if existing:
+        return _edit(document, lines, style)
     body = list(BODY.get(template or "", GENERIC_BODY))
-    limit = next(
-        (int(p.check["max_words"]) for p in prefs.values() if p.check["type"] == "word_limit"),
-        None,
-    )
-    text = _compose(title, lines, body, prefs, closing=True)
-    if limit is None:
+    text = _fresh(title, lines, body, style, closing=True)
+    if style.word_limit is None:
         return text
     for keep in range(len(body), -1, -1):
-        text = _compose(title, lines, body[:keep], prefs, closing=False)
-        if words(text) <= limit:
+        text = _fresh(title, lines, body[:keep], style, closing=False)
+        if words(text) <= style.word_limit:
             break
     return text
+
+
+def known_from(items: Iterable[Mapping[str, str]]) -> list[Known]:
+    return [
+        Known(key=i.get("key", ""), value=i.get("value", ""), text=i.get("text", "")) for i in items
+    ]

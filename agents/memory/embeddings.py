@@ -9,8 +9,8 @@ Hybrid relevance of an item:
 ``(1 - w) * fulltext + w * max(0, cosine)`` with ``w = MEMORY_EMBEDDING_WEIGHT`` (0.5), where
 ``fulltext`` is the full-text relevance scaled to the best match's (0 if the words do not
 match); an item found by meaning alone needs ``cosine >= MEMORY_EMBEDDING_MIN_SIMILARITY``. The
-score is that relevance times ``(0.5 + 0.5 confidence) * (0.5 + 0.5 recency)``, as without
-embeddings. With no embedding model configured none of this runs.
+score is that relevance times ``scoring.weight``, as without embeddings. With no embedding
+model configured none of this runs.
 """
 
 from __future__ import annotations
@@ -24,16 +24,37 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from langchain_core.embeddings import Embeddings
 
 from agents import llm
-from agents.memory import search
+from agents.llm.embeddings import EmbeddingProfile, build_embeddings, embedding_profile
+from agents.memory import local_embeddings, queue, scoring, search
 from agents.memory.models import MemoryEmbedding, MemoryItem, Status
 
 log = logging.getLogger(__name__)
 
 
+def profile() -> EmbeddingProfile | None:
+    """The site's embedding model (``MEMORY_EMBEDDING_*``); ``None`` when switched off."""
+    configured = embedding_profile()
+    if configured is not None and configured.provider == "wordllama":
+        return EmbeddingProfile(
+            provider="wordllama",
+            model=local_embeddings.CONFIG,
+            dimensions=local_embeddings.DIMENSIONS,
+        )
+    return configured
+
+
+def build(chosen: EmbeddingProfile) -> Embeddings:
+    """The model for ``chosen``: the shipped WordLlama here, others by ``agents/llm/``."""
+    if chosen.provider == "wordllama":
+        return local_embeddings.WordLlamaEmbeddings()
+    return build_embeddings(chosen)
+
+
 def enabled() -> bool:
-    return llm.embedding_profile() is not None
+    return profile() is not None
 
 
 def embedded_text(item: MemoryItem) -> str:
@@ -62,27 +83,28 @@ def embed_items(item_ids: Iterable[int]) -> int:
     """Embed these items if they are current and their text (or the model) changed since they
     were last embedded. Idempotent; the model call runs outside any transaction. Returns how
     many vectors were written."""
-    profile = llm.embedding_profile()
+    site = profile()
     ids = sorted(set(item_ids))
-    if profile is None or not ids:
+    if site is None or not ids:
         return 0
     items = list(MemoryItem.objects.filter(pk__in=ids, status=Status.ACTIVE))
     stored = dict(
-        MemoryEmbedding.objects.filter(item_id__in=ids, model=profile.identity).values_list(
+        MemoryEmbedding.objects.filter(item_id__in=ids, model=site.identity).values_list(
             "item_id", "text_hash"
         )
     )
     todo = []
     for item in items:
         text = embedded_text(item)
-        digest = text_hash(text, profile.identity)
+        digest = text_hash(text, site.identity)
         if stored.get(item.pk) != digest:
             todo.append((item.pk, text, digest))
     if not todo:
         return 0
-    model = llm.build_embeddings(profile)
     try:
-        vectors = model.embed_documents([text for _, text, _ in todo])
+        vectors = build(site).embed_documents([text for _, text, _ in todo])
+    except local_embeddings.LocalEmbeddingError as exc:
+        raise llm.ModelConfigError(str(exc)) from exc
     except Exception as exc:  # provider errors of any kind: the job retries
         raise llm.ModelError(f"Embedding failed: {type(exc).__name__}: {exc}") from exc
     with transaction.atomic():
@@ -91,7 +113,7 @@ def embed_items(item_ids: Iterable[int]) -> int:
         )
         rows = [
             MemoryEmbedding(
-                item_id=pk, model=profile.identity, text_hash=digest, vector=to_bytes(vector)
+                item_id=pk, model=site.identity, text_hash=digest, vector=to_bytes(vector)
             )
             for (pk, _, digest), vector in zip(todo, vectors, strict=True)
             if pk in alive  # deleted meanwhile ("forget everything")
@@ -105,14 +127,14 @@ def embed_items(item_ids: Iterable[int]) -> int:
     return len(rows)
 
 
+EMBED_JOB = "memory.embed_items"
+
+
 def schedule(item_ids: Sequence[int]) -> None:
     """On commit, embed these items in a job (ids only). Nothing when no model is configured."""
     if not item_ids or not enabled():
         return
-    from agents.memory import jobs
-
-    ids = list(item_ids)
-    transaction.on_commit(lambda: jobs.embed_items_job.delay(ids))
+    queue.enqueue_on_commit(EMBED_JOB, list(item_ids))
 
 
 def backfill(*, batch: int = 256) -> int:
@@ -140,12 +162,6 @@ def _aware(value: Any) -> datetime:
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     parsed = datetime.fromisoformat(str(value))
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _weight(confidence: float, confirmed_at: datetime, now: datetime) -> float:
-    age_days = max(0.0, (now - confirmed_at).total_seconds() / 86400)
-    recency = 0.5 ** (age_days / search.RECENCY_HALF_LIFE_DAYS)
-    return (0.5 + 0.5 * confidence) * (0.5 + 0.5 * recency)
 
 
 def _vectors(
@@ -196,13 +212,14 @@ def _rows_by_id(ids: Sequence[int], now: datetime) -> list[search.TurnRow]:
             list(ids),
         )
         rows = cursor.fetchall()
+    n = search.N_COLUMNS
     return [
         search.TurnRow.from_columns(
             "relevant",
-            row[:9],
+            row[:n],
             score=0.0,
             relevance=0.0,
-            weight=_weight(float(row[7]), _aware(row[9]), now),
+            weight=scoring.weight(float(row[7]), scoring.age_days(_aware(row[n]), now)),
         )
         for row in rows
     ]
@@ -218,11 +235,11 @@ def hybrid_rows(
 ) -> list[search.TurnRow]:
     """The full-text matches and the items nearest in meaning, ranked together (see the module
     docstring), best first. Falls back to ``fulltext`` if the embedding model fails."""
-    profile = llm.embedding_profile()
-    if profile is None or not query.strip():
+    site = profile()
+    if site is None or not query.strip():
         return fulltext
     try:
-        query_vector = from_bytes(to_bytes(llm.build_embeddings(profile).embed_query(query)))
+        query_vector = from_bytes(to_bytes(build(site).embed_query(query)))
     except Exception as exc:  # a provider failure must not fail the turn
         log.warning("Memory retrieval without embeddings this turn: %s", exc)
         return fulltext
@@ -231,7 +248,7 @@ def hybrid_rows(
     matched = {row.id: row for row in fulltext}
     found = _vectors(
         whose,
-        profile.identity,
+        site.identity,
         newest=int(settings.MEMORY_EMBEDDING_CANDIDATES),
         also=sorted(matched),
     )

@@ -1,4 +1,5 @@
-"""Celery jobs of the memory app (ids-only arguments, idempotent, enqueued on commit)."""
+"""Celery jobs of the memory app (ids-only arguments, idempotent, enqueued on commit by name:
+``services.commands.REFLECT_JOB``, ``embeddings.EMBED_JOB``; see ``agents.memory.queue``)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,15 @@ from celery import shared_task
 from django.db import OperationalError
 
 from agents.llm import ModelConfigError, ModelError
-from agents.memory import reflection
+from agents.memory import embeddings, reflection
 
 
 @shared_task(
+    name="memory.reflect_conversation",
     acks_late=True,
-    autoretry_for=(OperationalError,),
+    autoretry_for=(OperationalError, ModelError),
     retry_backoff=True,
-    retry_backoff_max=60,
+    retry_backoff_max=300,
     max_retries=5,
 )
 def reflect_conversation_job(task_id: int) -> str:
@@ -22,14 +24,8 @@ def reflect_conversation_job(task_id: int) -> str:
     return reflection.reflect_conversation(task_id=task_id).outcome
 
 
-def schedule_reflection(task_id: int, *, countdown: int | None = None) -> None:
-    """Enqueue a reflection (call on commit; ``services.message_posted`` does)."""
-    if countdown is None:
-        countdown = int(reflection.quiet_period().total_seconds())
-    reflect_conversation_job.apply_async(args=(task_id,), countdown=countdown)
-
-
 @shared_task(
+    name="memory.embed_items",
     acks_late=True,
     autoretry_for=(OperationalError, ModelError),
     retry_backoff=True,
@@ -38,8 +34,6 @@ def schedule_reflection(task_id: int, *, countdown: int | None = None) -> None:
 )
 def embed_items_job(item_ids: list[int]) -> int:
     """Embed created or edited items (ids only; a redelivery re-embeds nothing unchanged)."""
-    from agents.memory import embeddings
-
     try:
         return embeddings.embed_items(item_ids)
     except ModelConfigError:

@@ -17,6 +17,7 @@ from collab.workspaces.models import Workspace
 TEXT_MAX_CHARS = 500
 KEY_MAX_CHARS = 40
 VALUE_MAX_CHARS = 120
+KINDS_MAX_CHARS = 200
 
 
 class Scope(models.TextChoices):
@@ -57,9 +58,12 @@ PROFILE = models.Q(status="active") & (models.Q(key__gt="") | models.Q(pinned=Tr
 class MemoryItem(models.Model):
     """One remembered preference, fact or instruction.
 
-    ``key``/``value`` hold the structured form where one fits (``lists=bullets``,
-    ``spelling=en-GB``, ``max_words=200``, ``asking=less``); ``text`` is always the readable form.
-    Superseded and deleted items stay (with ``valid_to``) so the history can be shown.
+    ``key``/``value`` hold the structured form where one fits (the keys of
+    ``agents.policies.memory_facts``: ``list_style=bullets``, ``spelling=british``,
+    ``asking=at_most:1``, ``slot:duration=15 minutes``); ``text`` is always the readable form.
+    ``kinds`` names the kinds of work (task template keys, space-separated) it applies to, empty
+    for all. ``shared``: the owner lets it be used in replies other people read (off by
+    default). Superseded and deleted items stay (with ``valid_to``) so the history can be shown.
     """
 
     owner = models.ForeignKey(
@@ -73,6 +77,16 @@ class MemoryItem(models.Model):
     text = models.CharField(max_length=TEXT_MAX_CHARS)
     key = models.CharField(max_length=KEY_MAX_CHARS, blank=True, default="")
     value = models.CharField(max_length=VALUE_MAX_CHARS, blank=True, default="")
+    kinds = models.CharField(
+        max_length=KINDS_MAX_CHARS,
+        blank=True,
+        default="",
+        help_text="Kinds of work (task template keys, space-separated) it applies to; empty: all.",
+    )
+    shared = models.BooleanField(
+        default=False,
+        help_text="Share with my workspaces: agents may use it in replies other people read.",
+    )
     confidence = models.FloatField(default=0.8)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
     pinned = models.BooleanField(default=False)
@@ -143,6 +157,10 @@ class MemoryItem(models.Model):
     def structured(self) -> str:
         return f"{self.key}={self.value}" if self.key else ""
 
+    @property
+    def kind_list(self) -> tuple[str, ...]:
+        return tuple(self.kinds.split())
+
     def snapshot(self) -> dict[str, Any]:
         """The fields a history row records."""
         return {
@@ -152,6 +170,8 @@ class MemoryItem(models.Model):
             "text": self.text,
             "key": self.key,
             "value": self.value,
+            "kinds": self.kinds,
+            "shared": self.shared,
             "confidence": self.confidence,
             "status": self.status,
             "pinned": self.pinned,
@@ -193,6 +213,8 @@ class MemoryHistory(models.Model):
         EDITED = "edited", "Edited"
         PINNED = "pinned", "Pinned"
         UNPINNED = "unpinned", "Unpinned"
+        SHARED = "shared", "Shared with my workspaces"
+        UNSHARED = "unshared", "No longer shared"
         DELETED = "deleted", "Deleted"
 
     item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="history")
@@ -263,6 +285,7 @@ class MemoryCandidate(models.Model):
     text = models.CharField(max_length=TEXT_MAX_CHARS)
     key = models.CharField(max_length=KEY_MAX_CHARS, blank=True, default="")
     value = models.CharField(max_length=VALUE_MAX_CHARS, blank=True, default="")
+    kinds = models.CharField(max_length=KINDS_MAX_CHARS, blank=True, default="")
     confidence = models.FloatField(default=0.6)
     decision = models.CharField(max_length=10, choices=Decision.choices, default=Decision.PENDING)
     source_kind = models.CharField(max_length=16, choices=Source.choices)

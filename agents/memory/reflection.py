@@ -1,31 +1,47 @@
 """Reflection: read a quiet conversation and propose what to remember about the people in it.
 
 Two extractors run over the messages not read before: the rule-based one
-(``extractors.extract_statements``, free) and, when a chat model is available, a structured-output
-model call. Only people who wrote in the conversation and have memory switched on are considered,
-and a model proposal must cite a message its person wrote.
+(``extractors.extract_statements``, free) and, when the task's agents have a configured model (a
+hosted or served model; not the tiny embedded one, which cannot do this reliably), one
+structured-output call to it. Only people who wrote in the conversation and have memory
+switched on are considered, a model proposal must cite a message its person wrote, and what is
+noticed is kept in the task's workspace only.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from django.conf import settings
 from django.utils import timezone
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 from pydantic import ValidationError as PydanticValidationError
 
-from agents.memory import services
-from agents.memory.extractors import KNOWN_KEYS, Proposal, extract_statements, parse_command
+from agents import llm, profiles
+from agents.memory import queue
+from agents.memory.extractors import (
+    KEY_VALUES,
+    KNOWN_KEYS,
+    Proposal,
+    extract_statements,
+    key_problem,
+    kinds_of_work,
+    parse_command,
+)
 from agents.memory.models import MemorySettings, ReflectionState, Source
+from agents.memory.services.reconciliation import Provenance, apply_reflection
+from agents.models import Agent, Provider
+from agents.policies.templates import load_templates
 from collab.tasks.models import Message, Task, TaskStatus
+
+log = logging.getLogger(__name__)
 
 WINDOW_MESSAGES = 200
 MESSAGE_CHARS_IN_PROMPT = 1500
@@ -39,8 +55,11 @@ class ExtractedMemory(BaseModel):
     operation: Literal["remember", "forget"] = "remember"
     kind: Literal["preference", "fact", "instruction"] = "preference"
     text: str = Field(min_length=3, max_length=300, description="Short, in the person's voice.")
-    key: Literal["", "lists", "spelling", "tone", "max_words", "asking"] = ""
+    key: str = Field("", max_length=40, description="A structured key, or empty.")
     value: str = Field("", max_length=60)
+    kinds: list[str] = Field(
+        default_factory=list, max_length=5, description="Kinds of work it applies to, if said."
+    )
     confidence: float = Field(0.6, ge=0, le=1)
 
 
@@ -53,10 +72,12 @@ SYSTEM_PROMPT = (
     "each PERSON states about how they want agents to work with them (not one-off requests, not "
     "things about other people, nothing an agent said). Use a structured key when one fits: "
     + "; ".join(f"{key}: {meaning}" for key, meaning in KNOWN_KEYS.items())
-    + ". Cite the id of the person's own message. Answer with JSON only, shaped as "
+    + ". Where the person says which kind of work it is for, list it in kinds (meeting_brief, "
+    "travel_plan, blog_post, lesson_plan, related_work). Cite the id of the person's own "
+    "message. Answer with JSON only, shaped as "
     '{"memories": [{"person": "...", "message_id": 1, "operation": "remember", '
-    '"kind": "preference", "text": "...", "key": "", "value": "", "confidence": 0.6}]}. '
-    'If there is nothing, answer {"memories": []}.'
+    '"kind": "preference", "text": "...", "key": "", "value": "", "kinds": [], '
+    '"confidence": 0.6}]}. If there is nothing, answer {"memories": []}.'
 )
 
 
@@ -89,7 +110,7 @@ def extract_with_model(chat_model: BaseChatModel, messages: Sequence[Message]) -
     prompt = [SystemMessage(SYSTEM_PROMPT), HumanMessage(_transcript(messages))]
     try:
         structured = chat_model.with_structured_output(Extraction)
-    except NotImplementedError:
+    except (NotImplementedError, AttributeError):  # e.g. a model already bound to a schema
         return _parse(chat_model.invoke(prompt).content)
     result = structured.invoke(prompt)
     if isinstance(result, Extraction):
@@ -100,12 +121,24 @@ def extract_with_model(chat_model: BaseChatModel, messages: Sequence[Message]) -
         return Extraction()
 
 
-def default_chat_model() -> BaseChatModel | None:
-    """The model reflection uses when none is passed: none yet, so rules only.
-
-    TODO(agents/llm.py): build it there once the agents app provides a memory-purpose model.
-    """
-    return None
+def default_chat_model(task: Task) -> BaseChatModel | None:
+    """The model reflection uses when none is passed: that of the task's first active agent
+    (else the site default) when it is a configured model, ``None`` (rules only) for the
+    embedded model and the fakes of tests and benchmarks."""
+    agent = (
+        Agent.objects.filter(tasks=task, is_active=True)
+        .select_related("model_profile")
+        .order_by("pk")
+        .first()
+    )
+    profile = profiles.resolve_profile(agent.model_profile if agent is not None else None)
+    if profile.provider not in (Provider.OPENAI, Provider.ANTHROPIC):
+        return None
+    try:
+        return llm.build_chat_model(profile, schema=Extraction, temperature=0.0)
+    except llm.ModelConfigError as exc:
+        log.warning("Reflection with rules only: %s", exc)
+        return None
 
 
 @dataclass(frozen=True)
@@ -115,7 +148,7 @@ class ReflectionResult:
 
 
 def quiet_period() -> timedelta:
-    return timedelta(seconds=int(getattr(settings, "MEMORY_REFLECTION_QUIET_SECONDS", 120)))
+    return timedelta(seconds=queue.quiet_seconds())
 
 
 def reflect_conversation(
@@ -147,10 +180,10 @@ def reflect_conversation(
     speakers = authors - off
     # People with memory off are left out entirely: nothing they wrote is read.
     readable = [m for m in window if m.kind != Message.Kind.HUMAN or m.author_id in speakers]
-    proposals: list[tuple[int, Proposal, services.Provenance]] = []
+    proposals: list[tuple[int, Proposal, Provenance]] = []
 
-    def provenance(message: Message) -> services.Provenance:
-        return services.Provenance(
+    def provenance(message: Message) -> Provenance:
+        return Provenance(
             source_kind=Source.REFLECTION,
             task_id=task_id,
             message_id=message.pk,
@@ -165,10 +198,17 @@ def reflect_conversation(
         for proposal in extract_statements(message.body):
             proposals.append((message.author_id, proposal, provenance(message)))
 
-    chat_model = chat_model if chat_model is not None else default_chat_model()
+    if chat_model is None and speakers:
+        chat_model = default_chat_model(task)
     if chat_model is not None and speakers:
         by_id = {m.pk: m for m in readable}
-        for memory in extract_with_model(chat_model, readable).memories:
+        known_kinds = set(load_templates())
+        try:
+            extracted = extract_with_model(chat_model, readable).memories
+        except Exception as exc:  # a provider failure leaves the rules' findings
+            log.warning("Reflection on task %s with rules only: %s", task_id, exc)
+            extracted = []
+        for memory in extracted:
             cited = by_id.get(memory.message_id)
             if (
                 cited is None
@@ -177,25 +217,31 @@ def reflect_conversation(
                 or cited.author_id is None
             ):
                 continue  # only what a person said about themselves, in this window
-            if bool(memory.key) != bool(memory.value.strip()):
-                memory = memory.model_copy(update={"key": "", "value": ""})
+            key, value = memory.key.strip().lower(), memory.value.strip()
+            if key in KEY_VALUES or key == "asking":
+                value = value.lower()
+            if bool(key) != bool(value) or (key and key_problem(key, value) is not None):
+                key, value = "", ""  # keep what was said, without a structure it cannot have
+            kinds = tuple(k for k in memory.kinds if k in known_kinds) or kinds_of_work(memory.text)
             proposals.append(
                 (
                     cited.author_id,
                     Proposal(
                         text=memory.text,
                         kind=memory.kind,
-                        key=memory.key,
-                        value=memory.value.strip(),
+                        key=key,
+                        value=value,
                         confidence=min(memory.confidence, 0.9),
                         forget=memory.operation == "forget",
+                        kinds=kinds if key != "asking" else (),
                     ),
                     provenance(cited),
                 )
             )
 
-    results = services.apply_reflection(
+    results = apply_reflection(
         task_id=task_id,
+        workspace=task.workspace,
         read_from_message_id=start,
         read_to_message_id=window[-1].pk,
         proposals=proposals,

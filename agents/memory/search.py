@@ -17,6 +17,7 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 
+from agents.memory import scoring
 from agents.memory.models import MemoryItem
 
 MAX_TERMS = 24
@@ -166,11 +167,15 @@ def _search_fallback(
 
 # --- Retrieval at turn start: the structured profile and the ranked matches in one statement ---
 
-#: Relevance, confidence and recency are combined in SQL as ``selectors.score`` defines.
-RECENCY_HALF_LIFE_DAYS = 30.0
+#: Relevance, confidence and recency are combined in SQL as ``scoring`` defines.
 PROFILE_MAX_ROWS = 200
 _ITEM = MemoryItem._meta.db_table
-_COLUMNS = 'i.id, i.owner_id, i.scope, i.kind, i."key", i."value", i."text", i.confidence, i.pinned'
+_COLUMNS = (
+    'i.id, i.owner_id, i.scope, i.kind, i."key", i."value", i."text", i.confidence, i.pinned, '
+    "i.kinds, i.shared"
+)
+#: How many of ``_COLUMNS`` there are (``TurnRow.from_columns`` reads them in order).
+N_COLUMNS = 11
 
 
 @dataclass(frozen=True)
@@ -187,9 +192,11 @@ class TurnRow:
     text: str
     confidence: float
     pinned: bool
+    kinds: str
+    shared: bool
     score: float
     relevance: float = 1.0  # full-text relevance scaled to the best match's (0..1)
-    weight: float = 1.0  # (0.5 + 0.5 confidence) * (0.5 + 0.5 recency)
+    weight: float = 1.0  # scoring.weight(confidence, age)
 
     @classmethod
     def from_columns(
@@ -207,6 +214,8 @@ class TurnRow:
             text=columns[6],
             confidence=float(columns[7]),
             pinned=bool(columns[8]),
+            kinds=str(columns[9] or ""),
+            shared=bool(columns[10]),
             score=score,
             relevance=relevance,
             weight=weight,
@@ -216,10 +225,18 @@ class TurnRow:
 @dataclass(frozen=True)
 class Whose:
     """Whose memory a turn may read: these people's personal memory (everywhere, and in the
-    workspace) unless they switched memory off, and the workspace's team memory."""
+    workspace) unless they switched memory off, and the workspace's team memory.
+
+    With ``private_ids`` given, only those people's unshared items are readable; everyone
+    else's personal memory only where they shared it ("share with my workspaces"). A turn
+    passes its requester: a reply others read never carries someone else's unshared memory."""
 
     person_ids: tuple[int, ...]
     workspace_id: int | None
+    private_ids: tuple[int, ...] | None = None
+
+    def _shared_only(self, pk: int) -> str:
+        return "" if self.private_ids is None or pk in self.private_ids else " AND i.shared"
 
     def branches(self) -> list[tuple[str, list[Any]]]:
         """One predicate per (scope, owner) over ``i``; each can walk an index in id order."""
@@ -227,13 +244,14 @@ class Whose:
         for pk in self.person_ids:
             # workspace_id IS NULL (always true of personal items) lets the index
             # (owner, scope, workspace, id) yield the newest first without sorting.
+            only = self._shared_only(pk)
             branches.append(
-                ("i.owner_id = %s AND i.scope = 'personal' AND i.workspace_id IS NULL", [pk])
+                ("i.owner_id = %s AND i.scope = 'personal' AND i.workspace_id IS NULL" + only, [pk])
             )
             if self.workspace_id is not None:
                 branches.append(
                     (
-                        "i.scope = 'workspace' AND i.owner_id = %s AND i.workspace_id = %s",
+                        "i.scope = 'workspace' AND i.owner_id = %s AND i.workspace_id = %s" + only,
                         [pk, self.workspace_id],
                     )
                 )
@@ -302,14 +320,17 @@ def turn_rows(
         cursor.execute(statement, all_params)
         rows = cursor.fetchall()
     profile = [row for row in rows if row[0] == "profile"]
-    relevant = sorted((row for row in rows if row[0] != "profile"), key=lambda r: (-r[10], -r[1]))
+    n = N_COLUMNS
+    relevant = sorted(
+        (row for row in rows if row[0] != "profile"), key=lambda r: (-r[n + 1], -r[1])
+    )
     return [
         TurnRow.from_columns(
             row[0],
-            row[1:10],
-            score=float(row[10]),
-            relevance=float(row[11]),
-            weight=float(row[12]),
+            row[1 : n + 1],
+            score=float(row[n + 1]),
+            relevance=float(row[n + 2]),
+            weight=float(row[n + 3]),
         )
         for row in [*profile, *relevant]
     ]
@@ -320,9 +341,9 @@ _NOT_PROFILE = "i.\"key\" = '' AND NOT i.pinned"
 
 def _ranked(candidates: str, relevance: str) -> str:
     """Rank ``candidates`` (rows with ``id``, ``confidence``, ``confirmed_at`` and the columns
-    ``relevance`` reads) by ``relevance * (0.5 + 0.5 confidence) * (0.5 + 0.5 recency)``, the
-    relevance scaled to the best candidate's, recency halving every 30 days. Parameters in
-    order: now, then those of ``relevance`` and ``candidates``, then the limit.
+    ``relevance`` reads) by ``relevance * scoring.weight(confidence, age)``, the relevance
+    scaled to the best candidate's. Parameters in order: now, then those of ``relevance`` and
+    ``candidates``, then the limit.
 
     On Postgres ``OFFSET 0`` keeps the relevance a computed column: otherwise the planner
     inlines it and computes ``ts_rank`` twice (for the value and for the window)."""
@@ -333,9 +354,7 @@ def _ranked(candidates: str, relevance: str) -> str:
     else:
         age = "MAX(0, julianday(%s) - julianday(c.confirmed_at))"
         fence = ""  # the hits are already a column of the candidates
-    weight = (
-        f"(0.5 + 0.5 * c.confidence) * (0.5 + 0.5 * POWER(0.5, ({age}) / {RECENCY_HALF_LIFE_DAYS}))"
-    )
+    weight = scoring.weight_sql("c.confidence", age)
     # Only ids and numbers go through the ranking; the best rows' text is read at the end.
     join = "JOIN" if connection.vendor == "postgresql" else "CROSS JOIN"  # SQLite: s first
     return (

@@ -7,19 +7,18 @@ the ``people`` of the turn, nor of anyone who switched memory off.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.http import Http404
+from django.urls import reverse
 from django.utils import timezone
 
-from agents.memory import embeddings, search
+from agents.memory import embeddings, scoring, search
 from agents.memory.models import (
     MemoryCandidate,
     MemoryHistory,
@@ -28,9 +27,18 @@ from agents.memory.models import (
     Scope,
     Status,
 )
-from collab.tasks.models import Task
+from agents.models import Action
+from agents.policies.memory_facts import MemoryFact
+from agents.policies.tokens import estimate_tokens
 from collab.workspaces.models import Membership, Workspace
 from collab.workspaces.selectors import AnyUser, get_membership
+
+
+class Unset:
+    """The type of ``UNSET``: an argument left out (``None`` means something else)."""
+
+
+UNSET = Unset()
 
 # --- The memory page -------------------------------------------------------------------------
 
@@ -165,13 +173,14 @@ def export_memory(user: User) -> dict[str, Any]:
 
 # --- Retrieval at turn start -----------------------------------------------------------------
 
-RECENCY_HALF_LIFE_DAYS = search.RECENCY_HALF_LIFE_DAYS
 SEARCH_CANDIDATES = 50
 
-
-def estimate_tokens(text: str) -> int:
-    """A cheap, model-independent estimate (about four characters a token)."""
-    return max(1, math.ceil(len(text) / 4))
+#: ``MemoryFact.scope`` of each stored scope (team memory is the workspace's, no person's).
+FACT_SCOPE: dict[str, str] = {
+    Scope.PERSONAL: "global",
+    Scope.WORKSPACE: "workspace",
+    Scope.TEAM: "workspace",
+}
 
 
 @dataclass(frozen=True)
@@ -189,6 +198,8 @@ class RememberedItem:
     confidence: float
     score: float
     reason: str  # "profile" or "relevant"
+    kinds: tuple[str, ...] = ()
+    shared: bool = False
 
     @property
     def line(self) -> str:
@@ -197,7 +208,22 @@ class RememberedItem:
     def __str__(self) -> str:
         structured = f" [{self.key}={self.value}]" if self.key else ""
         label = "team" if self.person_id is None else f"{self.whose}'s"
-        return f"({label} {self.kind}) {self.text}{structured}"
+        applies = f" (for {', '.join(self.kinds)})" if self.kinds else ""
+        return f"({label} {self.kind}) {self.text}{structured}{applies}"
+
+    def fact(self) -> MemoryFact:
+        """The item as the policies read it (``agents.policies.memory_facts``)."""
+        return MemoryFact(
+            item_id=self.item_id,
+            person_id=self.person_id,
+            person_name=self.whose,
+            key=self.key,
+            value=self.value,
+            scope=FACT_SCOPE.get(self.scope, "workspace"),
+            kinds=self.kinds,
+            text=self.text,
+            shared=self.shared or self.person_id is None,
+        )
 
 
 @dataclass(frozen=True)
@@ -216,6 +242,11 @@ class RetrievedMemory:
         """What the turn log records as "memory used"."""
         return [item.item_id for item in self.items]
 
+    @property
+    def facts(self) -> list[MemoryFact]:
+        """What the turn context carries as ``memory_items``."""
+        return [item.fact() for item in self.items]
+
     def as_prompt(self) -> str:
         """Prompt text naming whose preference each line is."""
         if not self.items:
@@ -225,16 +256,12 @@ class RetrievedMemory:
         )
 
 
-def _recency(confirmed_at: datetime, now: datetime) -> float:
-    age_days = max(0.0, (now - confirmed_at).total_seconds() / 86400)
-    return float(0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS))
-
-
 def score(*, relevance: float, confidence: float, confirmed_at: datetime, now: datetime) -> float:
-    """Relevance (0..1 within one search), weighted by confidence and recency.
-
-    The definition; retrieval computes the same in SQL (``search._ranked``)."""
-    return relevance * (0.5 + 0.5 * confidence) * (0.5 + 0.5 * _recency(confirmed_at, now))
+    """Relevance (0..1 within one search), weighted by confidence and recency
+    (``scoring``: the one definition, which the SQL path is built from too)."""
+    return scoring.score(
+        relevance=relevance, confidence=confidence, confirmed_at=confirmed_at, now=now
+    )
 
 
 _SCOPE_ORDER: dict[str, int] = {Scope.WORKSPACE: 0, Scope.PERSONAL: 1, Scope.TEAM: 2}
@@ -246,6 +273,7 @@ def retrieve_for_turn(
     query: str,
     token_budget: int = 400,
     *,
+    requester_id: int | Unset | None = UNSET,
     k: int = 8,
     now: datetime | None = None,
 ) -> RetrievedMemory:
@@ -253,13 +281,23 @@ def retrieve_for_turn(
     pinned items, most specific scope winning per key), then the ``k`` items most relevant to
     ``query``, weighted by recency and confidence, all within ``token_budget`` tokens.
 
+    ``requester_id``: the person the turn answers. Its output is read by everyone on the task,
+    so only the requester's own unshared items are read; the other people's personal items
+    only where they chose "share with my workspaces" (``None``: nobody's unshared items).
+    Leaving it out reads everyone's (the person's own Memory page views, benchmarks).
+
     One SQL statement (``search.turn_rows``) reads both the profile and the ranked matches;
     with an embedding model configured, one more reads the candidates' vectors
     (``embeddings.hybrid_rows``) and the query is embedded."""
     now = now or timezone.now()
     names = {p.pk: p.get_username() for p in people}
+    private: tuple[int, ...] | None = None
+    if not isinstance(requester_id, Unset):
+        private = () if requester_id is None else (requester_id,)
     whose = search.Whose(
-        person_ids=tuple(sorted(names)), workspace_id=workspace.pk if workspace else None
+        person_ids=tuple(sorted(names)),
+        workspace_id=workspace.pk if workspace else None,
+        private_ids=private,
     )
     rows = search.turn_rows(whose, query, now=now, limit=SEARCH_CANDIDATES if k > 0 else 0)
     if k > 0 and embeddings.enabled():  # hybrid: the full-text matches and the nearest in meaning
@@ -284,14 +322,16 @@ def retrieve_for_turn(
             confidence=row.confidence,
             score=round(score_, 6),
             reason=reason,
+            kinds=tuple(row.kinds.split()),
+            shared=row.shared,
         )
 
     profile: list[RememberedItem] = []
     profile_rows = [row for row in rows if row.reason == "profile"]
     profile_rows.sort(key=lambda r: (not r.pinned, _SCOPE_ORDER.get(r.scope, 3), -r.id))
-    seen_keys: set[tuple[int | None, str]] = set()
+    seen_keys: set[tuple[int | None, str, str]] = set()
     for row in profile_rows:
-        whose_key = (None if row.scope == Scope.TEAM else row.owner_id, row.key)
+        whose_key = (None if row.scope == Scope.TEAM else row.owner_id, row.key, row.kinds)
         if row.key and whose_key in seen_keys:
             continue  # a more specific or pinned item already answers this key
         entry = remembered(row, 1.0, "profile")
@@ -321,47 +361,64 @@ def retrieve_for_turn(
     )
 
 
-def list_memory_for_prompt(
-    *,
-    task: Task,
-    user_ids: Sequence[int],
-    query: str | None = None,
-    token_budget: int = 400,
-) -> list[RememberedItem]:
-    """The agents app's entry point: what to tell a turn on ``task`` about ``user_ids``.
-
-    Each entry's ``str()`` is its prompt line (saying whose it is); ``item_id`` is what the turn
-    log records. Without ``query``, the task's title, goal and latest messages are the query.
-    """
-    people = list(get_user_model().objects.filter(pk__in=list(user_ids)).order_by("pk"))
-    if query is None:
-        recent = task.messages.order_by("-id").values_list("body", flat=True)[:3]
-        query = " ".join([task.title, task.goal, *recent])
-    return retrieve_for_turn(people, task.workspace, query, token_budget).items
+# --- What a reply used (chips beside agents' messages) ----------------------------------------
 
 
-# --- Policies --------------------------------------------------------------------------------
-
-
-def memory_slots(retrieved: RetrievedMemory, *, person_id: int | None = None) -> dict[str, str]:
-    """Slot values already answered by memory (``{"lists": "bullets", ...}``).
-
-    With ``person_id``, that person's items win over team memory; without, team memory and then
-    every person's items in the order retrieved (the first value of a key wins).
-    """
-    slots: dict[str, str] = {}
-    ordered = sorted(
-        (i for i in retrieved.items if i.key),
-        key=lambda i: 0 if person_id is not None and i.person_id == person_id else 1,
+def attach_memory_used(task_id: int, messages: list[dict[str, Any]], viewer: AnyUser) -> None:
+    """Give each agent message the viewer's own remembered items its turn used
+    (``message["memory_used"]``: id, text, url), in two queries. Nobody sees anyone else's
+    items here, team memory included: these chips say "this is what it used of *yours*"."""
+    agent_ids = [m["id"] for m in messages if m.get("kind") == "agent"]
+    if not agent_ids or not viewer.is_authenticated:
+        return
+    used_by_message: dict[int, list[int]] = {}
+    rows = Action.objects.filter(
+        turn__task_id=task_id, result__message_id__in=agent_ids
+    ).values_list("result__message_id", "turn__context__memory_item_ids")
+    for message_id, item_ids in rows:
+        if isinstance(message_id, int) and isinstance(item_ids, list):
+            used_by_message.setdefault(message_id, []).extend(
+                i for i in item_ids if isinstance(i, int)
+            )
+    wanted = {i for ids in used_by_message.values() for i in ids}
+    if not wanted:
+        return
+    mine = dict(
+        MemoryItem.objects.filter(pk__in=wanted, owner_id=viewer.pk)
+        .exclude(scope=Scope.TEAM)
+        .values_list("pk", "text")
     )
-    for item in ordered:
-        if person_id is not None and item.person_id not in (person_id, None):
-            continue
-        slots.setdefault(item.key, item.value)
-    return slots
+    for message in messages:
+        chips = [
+            _chip(pk, mine[pk])
+            for pk in dict.fromkeys(used_by_message.get(message["id"], ()))
+            if pk in mine
+        ]
+        if chips:
+            message["memory_used"] = chips
 
 
-def asking_preference(retrieved: RetrievedMemory, *, person_id: int | None = None) -> str:
-    """``"less"``, ``"more"`` or ``"normal"``: how often this person wants to be asked."""
-    value = memory_slots(retrieved, person_id=person_id).get("asking", "normal")
-    return value if value in ("less", "more") else "normal"
+def _chip(item_id: int, text: str) -> dict[str, Any]:
+    return {"id": item_id, "text": text, "url": reverse("memory:item", args=[item_id])}
+
+
+def memory_used_by_owner(item_ids: Sequence[Any]) -> dict[int, list[dict[str, Any]]]:
+    """The chips of an agent's new message for each person whose own items its turn used
+    (owner id -> chips, in the turn's order), as ``attach_memory_used`` gives each viewer on a
+    reload: the live message shows each person theirs, nobody anyone else's, team memory
+    nobody's. One query."""
+    ids = list(dict.fromkeys(i for i in item_ids if isinstance(i, int)))
+    if not ids:
+        return {}
+    rows = {
+        pk: (owner_id, text)
+        for pk, owner_id, text in MemoryItem.objects.filter(pk__in=ids, owner_id__isnull=False)
+        .exclude(scope=Scope.TEAM)
+        .values_list("pk", "owner_id", "text")
+    }
+    chips: dict[int, list[dict[str, Any]]] = {}
+    for pk in ids:
+        if pk in rows:
+            owner_id, text = rows[pk]
+            chips.setdefault(owner_id, []).append(_chip(pk, text))
+    return chips

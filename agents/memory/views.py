@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -23,6 +24,7 @@ from agents.memory.forms import (
 )
 from agents.memory.models import Scope
 from collab.lib.requests import AuthedRequest
+from collab.lib.responses import run_service
 from collab.workspaces.selectors import get_membership
 
 
@@ -69,6 +71,17 @@ def memory_page(request: AuthedRequest) -> HttpResponse:
 
 def _errors(exc: ValidationError) -> list[str]:
     return [str(m) for m in exc.messages]
+
+
+def _back(request: AuthedRequest, said: str = "") -> Callable[[], HttpResponse]:
+    """Back to the memory page, saying ``said`` there (what a done action answers)."""
+
+    def done() -> HttpResponse:
+        if said:
+            messages.success(request, said)
+        return redirect("memory:page")
+
+    return done
 
 
 @login_required
@@ -137,12 +150,10 @@ def edit_item(request: AuthedRequest, item_id: int) -> HttpResponse:
 @require_POST
 def delete_item(request: AuthedRequest, item_id: int) -> HttpResponse:
     item = selectors.get_item_for_user(request.user, item_id)
-    try:
-        services.delete_item(user=request.user, item=item)
-    except ValidationError as exc:
-        return HttpResponse(" ".join(_errors(exc)), status=400)
-    messages.success(request, "Deleted: agents will no longer use it.")
-    return redirect("memory:page")
+    return run_service(
+        lambda: services.delete_item(user=request.user, item=item),
+        _back(request, "Deleted: agents will no longer use it."),
+    )
 
 
 @login_required
@@ -150,35 +161,57 @@ def delete_item(request: AuthedRequest, item_id: int) -> HttpResponse:
 def pin_item(request: AuthedRequest, item_id: int) -> HttpResponse:
     item = selectors.get_item_for_user(request.user, item_id)
     pinned = request.POST.get("pinned", "1") == "1"
-    try:
-        services.set_pinned(user=request.user, item=item, pinned=pinned)
-    except ValidationError as exc:
-        return HttpResponse(" ".join(_errors(exc)), status=400)
-    return redirect("memory:page")
+    return run_service(
+        lambda: services.set_pinned(user=request.user, item=item, pinned=pinned), _back(request)
+    )
+
+
+@login_required
+@require_POST
+def share_item(request: AuthedRequest, item_id: int) -> HttpResponse:
+    """The per-item "share with my workspaces" switch (off by default)."""
+    item = selectors.get_item_for_user(request.user, item_id)
+    shared = request.POST.get("shared", "1") == "1"
+    return run_service(
+        lambda: services.set_shared(user=request.user, item=item, shared=shared),
+        _back(
+            request,
+            "Shared with your workspaces: agents may use it in replies others read."
+            if shared
+            else "No longer shared: agents use it only when you ask them.",
+        ),
+    )
+
+
+@login_required
+@require_POST
+def use_everywhere(request: AuthedRequest, item_id: int) -> HttpResponse:
+    """Widen an item kept for one workspace (what agents notice) to everywhere."""
+    item = selectors.get_item_for_user(request.user, item_id)
+    return run_service(
+        lambda: services.use_everywhere(user=request.user, item=item),
+        _back(request, "Now used everywhere."),
+    )
 
 
 @login_required
 @require_POST
 def accept_candidate(request: AuthedRequest, candidate_id: int) -> HttpResponse:
     candidate = selectors.get_candidate_for_user(request.user, candidate_id)
-    try:
-        services.accept_candidate(user=request.user, candidate=candidate)
-    except ValidationError as exc:
-        return HttpResponse(" ".join(_errors(exc)), status=400)
-    messages.success(request, "Accepted.")
-    return redirect("memory:page")
+    return run_service(
+        lambda: services.accept_candidate(user=request.user, candidate=candidate),
+        _back(request, "Accepted."),
+    )
 
 
 @login_required
 @require_POST
 def reject_candidate(request: AuthedRequest, candidate_id: int) -> HttpResponse:
     candidate = selectors.get_candidate_for_user(request.user, candidate_id)
-    try:
-        services.reject_candidate(user=request.user, candidate=candidate)
-    except ValidationError as exc:
-        return HttpResponse(" ".join(_errors(exc)), status=400)
-    messages.success(request, "Rejected: it will not be remembered.")
-    return redirect("memory:page")
+    return run_service(
+        lambda: services.reject_candidate(user=request.user, candidate=candidate),
+        _back(request, "Rejected: it will not be remembered."),
+    )
 
 
 @login_required

@@ -8,6 +8,7 @@ from __future__ import annotations
 # Importing the modules registers the built-in policies.
 from agents.policies import (  # noqa: F401
     ask_once,
+    ask_when_blocked,
     bandit,
     intent_sampling,
     llm_judge,
@@ -16,20 +17,24 @@ from agents.policies import (  # noqa: F401
 )
 from agents.policies.base import (
     ACTIONS,
-    DEFAULT_POLICY,
-    POLICY_NAMES,
     Action,
+    Ambiguity,
     AskingBudget,
     Assumption,
+    Conflict,
     Decision,
     Interpretation,
-    LearningPolicy,
-    Policy,
     Question,
     Signals,
     Situation,
     SlotSpec,
     SlotState,
+)
+from agents.policies.registry import (
+    DEFAULT_POLICY,
+    POLICY_NAMES,
+    LearningPolicy,
+    Policy,
     UnknownPolicyError,
     get_policy,
     register,
@@ -42,8 +47,10 @@ __all__ = [
     "DEFAULT_POLICY",
     "POLICY_NAMES",
     "Action",
+    "Ambiguity",
     "AskingBudget",
     "Assumption",
+    "Conflict",
     "Decision",
     "Interpretation",
     "LearningPolicy",

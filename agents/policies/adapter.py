@@ -2,8 +2,11 @@
 (agents/context.py `build_context`) to a Situation, and from a Decision to what the engine needs.
 
 Still pure Python: the context is a plain dict. Keys read: "request", "messages" (each with
-"kind" and "body"), "document", "memory" (strings), "answers" (each with "question" and
-"answer"), "task" ("title", "goal").
+"kind" and "body"), "document", "memory_items" (`MemoryFact`s, or their dicts), "answers" (each
+with "question" and "answer"), "task" ("title", "goal"), the requester ("requested_by_id", else
+"requested_by" matched against the facts' person names) and the request's own date
+("request_date", ISO; relative dates are read against it). The prose lines under "memory" are
+for the model's prompt only: policies read memory as data, and only the requester's.
 """
 
 from __future__ import annotations
@@ -13,19 +16,82 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
+from agents.policies import parse_numbers
 from agents.policies.asking import question_message
-from agents.policies.base import (
-    AskingBudget,
-    Decision,
-    LearningPolicy,
-    Signals,
-    Situation,
-    get_policy,
-)
-from agents.policies.detect import detect
+from agents.policies.base import AskingBudget, Decision, Signals, Situation, SlotSpec
+from agents.policies.detect import detect, normalise
+from agents.policies.memory_facts import MemoryFact, facts_for_requester
+from agents.policies.registry import LearningPolicy, get_policy
 from agents.policies.signals import SlotExtraction
-from agents.policies.situation import asking_preference, build_situation
+from agents.policies.situation import build_situation
+from agents.policies.situation_sources import asking_preference
 from agents.policies.templates import TaskTemplate, get_template, guess_template
+
+
+def _agent_messages(context: Mapping[str, Any]) -> list[str]:
+    return [
+        str(m.get("body", ""))
+        for m in context.get("messages", ())
+        if str(m.get("kind", "")) == "agent" and str(m.get("body", "")).strip()
+    ]
+
+
+def memory_facts(context: Mapping[str, Any]) -> list[MemoryFact]:
+    """The context's memory items as MemoryFact (a stored turn context holds them as dicts)."""
+    facts = []
+    for item in context.get("memory_items", ()) or ():
+        if isinstance(item, MemoryFact):
+            facts.append(item)
+        elif isinstance(item, Mapping) and item.get("key"):
+            facts.append(
+                MemoryFact(
+                    item_id=item.get("item_id"),
+                    person_id=item.get("person_id"),
+                    person_name=str(item.get("person_name", "")),
+                    key=str(item["key"]),
+                    value=str(item.get("value", "")),
+                    scope=str(item.get("scope", "workspace")),
+                    kinds=tuple(str(k) for k in item.get("kinds", ()) or ()),
+                    text=str(item.get("text", "")),
+                    shared=bool(item.get("shared", False)),
+                )
+            )
+    return facts
+
+
+def requester_id(context: Mapping[str, Any], facts: list[MemoryFact]) -> int | None:
+    """Who made the request: "requested_by_id", else the person whose facts carry the
+    requester's name ("requested_by"). None: nobody known (only shared task facts apply)."""
+    raw = context.get("requested_by_id")
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, str) and raw.isdigit():
+        return int(raw)
+    name = str(context.get("requested_by") or "").casefold()
+    if name:
+        for fact in facts:
+            if fact.person_id is not None and fact.person_name.casefold() == name:
+                return fact.person_id
+    return None
+
+
+def request_date(context: Mapping[str, Any], today: date | None) -> date:
+    """The day the request was made (relative dates are read against it)."""
+    if today is not None:
+        return today
+    raw = str(context.get("request_date") or context.get("today") or "")
+    try:
+        return date.fromisoformat(raw[:10])
+    except ValueError:
+        return date.today()
+
+
+def requester_facts(context: Mapping[str, Any], template: TaskTemplate | None) -> list[MemoryFact]:
+    """The memory facts a policy may read for this turn (`facts_for_requester`)."""
+    facts = memory_facts(context)
+    return facts_for_requester(
+        facts, requester_id(context, facts), kind=template.kind if template else None
+    )
 
 
 def _human_messages(context: Mapping[str, Any]) -> list[str]:
@@ -49,24 +115,158 @@ def _norm(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
 
 
+# What people wrap an answer in: "I already said:", "I meant", "It's", "We'll be", "Roughly".
+_WRAPPING = re.compile(
+    r"(?i)^\s*(?:(?:and\s+)?(?:i\s+)?(?:already\s+)?said[:,]?|as\s+i\s+said[:,]?|i\s+meant|i\s+mean"
+    r"|it['\u2019]?s|it\s+is|that['\u2019]?s|that\s+is|we['\u2019]ll\s+be|we\s+are|make\s+it"
+    r"|let['\u2019]?s\s+say|roughly|around|about|maybe|probably|oh|ok(?:ay)?|sure|yes)\b[:,]?\s*"
+)
+# A sentence of a reply that is about the conversation, not a value ("And remember: ...").
+_NOT_A_VALUE = re.compile(r"(?i)^\s*(?:and\s+)?(?:remember|please|thanks|thank\s+you|no\s+rush)\b")
+_TYPE_ORDER = {"date": 0, "money": 1, "number": 2, "choice": 3}
+
+
+def _labels(spec: SlotSpec) -> list[str]:
+    labels = [spec.name.replace("_", " "), spec.label, *spec.aliases]
+    return sorted((x for x in labels if x and len(x) > 2), key=len, reverse=True)
+
+
+def _unwrap(text: str) -> str:
+    previous = None
+    while previous != text:
+        previous, text = text, _WRAPPING.sub("", text, count=1)
+    return text
+
+
+def _labelled(sentence: str, spec: SlotSpec) -> str | None:
+    """The value of a sentence that names the slot first: "Version: 3.9.", "the service is CDN"."""
+    text = _unwrap(sentence)
+    for label in _labels(spec):
+        m = re.match(
+            rf"(?i)^\s*(?:the\s+)?{re.escape(label)}\s*(?::|=|\bis\b|\bare\b|\bwill\s+be\b)\s*",
+            text,
+        )
+        if m:
+            return text[m.end() :]
+    return None
+
+
+def _clean_answer(answer: str, spec: SlotSpec) -> str:
+    """An answer without its wrapping: "Destination: Seville." -> "Seville", "I already said:
+    the budget is 900 EUR" -> "900 EUR", "It's 4.9" -> "4.9"."""
+    text = _labelled(answer, spec)
+    if text is None:
+        text = _unwrap(answer)
+    return text.strip().rstrip(".!").strip() or answer.strip()
+
+
+def _sentences(text: str) -> list[str]:
+    """A reply split where a sentence ends ("3.9. I already said: ..." -> two; "3.9" stays)."""
+    parts = re.split(r"(?<=[.!?;])\s+(?=\S)", text.strip())
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _question_lines(message: str) -> list[str]:
+    """The questions of one agent message, numbering and offered choices dropped."""
+    lines = []
+    for line in message.splitlines():
+        line = re.sub(r"^\s*(?:\d+[.)]|[-*])\s+", "", line).strip()
+        if "?" in line:
+            lines.append(re.sub(r"\s*\([^()]*/[^()]*\)\s*$", "", line))
+    return lines or [message]
+
+
+def _targets(line: str, template: TaskTemplate) -> list[SlotSpec]:
+    """The slots one question asks about: its template question, "the <slot>", else a label,
+    alias or unit it names ("Your message says 3 people, the document 5")."""
+    asked = _norm(line)
+    specs = [s for s in template.slots if s.question and _norm(s.question) in asked]
+    if not specs:
+        specs = [
+            s for s in template.slots if re.search(rf"\bthe {re.escape(_norm(s.display))}\b", asked)
+        ]
+    if not specs:
+        specs = [
+            s
+            for s in template.slots
+            if any(
+                re.search(rf"\b{re.escape(_norm(t))}\b", asked)
+                for t in (*_labels(s), *s.units)
+                if t and len(t) > 2 and _norm(t)
+            )
+        ]
+    return specs
+
+
+def _typed(sentence: str, spec: SlotSpec, *, today: date) -> str | None:
+    found = detect(sentence, [spec], today=today).get(spec.name)
+    if found is not None:
+        return found.value
+    text = _unwrap(sentence).strip().rstrip(".!")
+    if spec.type == "number" and not re.search(r"\d", parse_numbers.digits_for_words(text)):
+        return None
+    return normalise(text, spec, today=today)
+
+
+def _answer_card(
+    message: str, answer: str, template: TaskTemplate, *, today: date
+) -> dict[str, str]:
+    targets: list[SlotSpec] = []
+    for line in _question_lines(message):
+        targets += [s for s in _targets(line, template) if s not in targets]
+    if not targets:
+        return {}
+    result: dict[str, str] = {}
+    sentences = _sentences(answer)
+    used: set[int] = set()
+    for index, sentence in enumerate(sentences):  # "Version: 3.9." names its slot
+        for spec in targets:
+            value = _labelled(sentence, spec)
+            if value is not None and spec.name not in result:
+                value = value.strip().rstrip(".!").strip()
+                read = value if spec.type not in _TYPE_ORDER else _typed(value, spec, today=today)
+                if read:
+                    result[spec.name] = read
+                    used.add(index)
+                break
+    typed = sorted((s for s in targets if s.type in _TYPE_ORDER), key=lambda s: _TYPE_ORDER[s.type])
+    for index, sentence in enumerate(sentences):
+        if index in used or _NOT_A_VALUE.match(sentence):
+            continue
+        for spec in typed:
+            if spec.name in result:
+                continue
+            value = _typed(sentence, spec, today=today)
+            if value is not None:
+                result[spec.name] = value
+                used.add(index)
+                break
+    free = [s for s in targets if s.type not in _TYPE_ORDER and s.name not in result]
+    rest = [s for i, s in enumerate(sentences) if i not in used and not _NOT_A_VALUE.match(s)]
+    for spec, sentence in zip(free, rest, strict=False):
+        value = _clean_answer(sentence, spec)
+        if value:
+            result[spec.name] = value[:120]
+    return result
+
+
 def answers_by_slot(
     context: Mapping[str, Any], template: TaskTemplate | None, *, today: date
 ) -> dict[str, str]:
-    """Map answered question cards back to slots: a card that asked one template question gets
-    the whole answer; a card with several questions gets the values detected in the answer."""
+    """Map answered question cards back to slots. Each question of the card names its slots
+    (its template question, "the <slot>", or a label, alias or unit it mentions); the answer is
+    read sentence by sentence: a sentence that names a slot answers it, then typed values
+    (dates, money, numbers, choices) go to the typed slots asked, and what is left answers the
+    free-text slots asked, in order. A typed slot gets nothing from words that do not read as
+    its type ("plan it for me" answers no date)."""
     if template is None:
         return {}
     result: dict[str, str] = {}
     for item in context.get("answers", ()):
-        asked, answer = _norm(str(item.get("question", ""))), str(item.get("answer", "")).strip()
-        if not answer:
-            continue
-        specs = [s for s in template.slots if s.question and _norm(s.question) in asked]
-        if len(specs) == 1:
-            result[specs[0].name] = answer
-        elif specs:
-            for name, found in detect(answer, specs, today=today).items():
-                result[name] = found.value
+        answer = str(item.get("answer", "")).strip()
+        if answer:
+            read = _answer_card(str(item.get("question", "")), answer, template, today=today)
+            result.update(read)
     return result
 
 
@@ -85,7 +285,7 @@ def signal_inputs(
 ) -> tuple[str, TaskTemplate | None, dict[str, str]]:
     """What the model-signal prompts need, read as `situation_from_context` reads it: the
     request, the template (given or guessed) and the slot values already answered."""
-    today = today or date.today()
+    today = request_date(context, today)
     request, _ = request_and_chat(context)
     template = _template_for({**context, "request": request}, template_kind)
     return request, template, answers_by_slot(context, template, today=today)
@@ -104,29 +304,43 @@ def situation_from_context(
 ) -> Situation:
     """The Situation for a turn from its stored context. Without `template_kind` the template is
     guessed from the task title, goal and request (None: a free-form task). Without `budget`, the
-    answered cards count as questions already asked and the preference comes from memory."""
-    today = today or date.today()
+    answered cards count as questions already asked and the preference is the requester's own
+    "asking" fact (nobody else's "ask me less" changes how this person is treated)."""
+    today = request_date(context, today)
     request, chat = request_and_chat(context)
-    memory = [str(m) for m in context.get("memory", ())]
     template = _template_for({**context, "request": request}, template_kind)
+    facts = requester_facts(context, template)
     if budget is None:
         asked = len(context.get("answers", ()))
+        preference, at_most = asking_preference(facts)
         budget = AskingBudget(
-            asked_in_episode=asked, asked_in_session=asked, preference=asking_preference(memory)
+            asked_in_episode=asked,
+            asked_in_session=asked,
+            preference=preference,
+            at_most=at_most,
         )
+    task = context.get("task") or {}
+    goal = " ".join(str(task.get(k) or "") for k in ("title", "goal")).strip()
     return build_situation(
         request=request,
         template=template,
         answers=answers_by_slot(context, template, today=today),
         chat=chat,
         document=str(context.get("document", "")),
-        memory=memory,
+        memory=facts,
         extraction=extraction,
         signals=signals,
         budget=budget,
         timed_out=timed_out,
         changes_in_episode=changes_in_episode,
         today=today,
+        goal=goal,
+        agent_messages=_agent_messages(context),
+        people=[
+            str(context.get("requested_by") or ""),
+            *{str(m.get("author") or "") for m in context.get("messages", ())},
+            *{f.person_name for f in memory_facts(context)},
+        ],
     )
 
 

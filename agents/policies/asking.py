@@ -22,6 +22,10 @@ MAX_QUESTIONS_PER_MESSAGE = 3
 _SOURCE_WORDS = {
     "model": "my reading of the request",
     "default": "the usual default",
+    "request": "as your message says",
+    "chat": "as the chat says",
+    "document": "as the document says",
+    "memory": "as you told me before",
 }
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agents.policies.asking import ask, askable, proceed
-from agents.policies.base import ACTIONS, Action, Decision, Situation, register
+from agents.policies.base import ACTIONS, Action, Decision, Situation
+from agents.policies.registry import register
 from agents.policies.scoring import slot_entropy
 from agents.policies.value_of_information import CostModel, slot_risk
 
@@ -61,7 +62,7 @@ def context_features(situation: Situation) -> tuple[float, ...]:
         round(0.5 if ambiguity is None else ambiguity, 4),
         round(disagreement, 4),
         round(budget.remaining / limit if limit else 0.0, 4),
-        {"less": -1.0, "normal": 0.0, "more": 1.0}[budget.preference],
+        {"less": -1.0, "normal": 0.0, "more": 1.0, "never": -2.0}[budget.preference],
         0.0 if situation.template else 1.0,
     )
 
@@ -243,45 +244,3 @@ class ContextualBandit:
             if len(a_inv) != DIM or any(len(row) != DIM for row in a_inv) or len(b) != DIM:
                 raise ValueError(f"bandit state for {a!r} has the wrong shape")
             self.arms[a] = Arm(a_inv=a_inv, b=b, pulls=int(raw.get("pulls", 0)))
-
-
-# --- offline evaluation ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LoggedDecision:
-    """One logged decision with its outcome: what Turn logs plus the feedback reward."""
-
-    features: tuple[float, ...]
-    action: Action
-    propensity: float  # probability the logging policy gave `action`
-    reward: float
-
-    @classmethod
-    def from_decision(cls, decision: Decision, reward: float) -> LoggedDecision:
-        return cls(decision.features, decision.action, decision.probability, reward)
-
-
-TargetPolicy = Callable[[tuple[float, ...]], Mapping[str, float]]
-
-
-def ips_estimate(logs: Iterable[LoggedDecision], target: TargetPolicy) -> float:
-    """Inverse propensity scoring: mean of reward * pi(a|x) / mu(a|x) over the logs."""
-    values = [
-        log.reward * target(log.features).get(log.action, 0.0) / log.propensity
-        for log in logs
-        if log.propensity > 0
-    ]
-    return sum(values) / len(values) if values else 0.0
-
-
-def snips_estimate(logs: Iterable[LoggedDecision], target: TargetPolicy) -> float:
-    """Self-normalised IPS: lower variance, slightly biased."""
-    weighted = total = 0.0
-    for log in logs:
-        if log.propensity <= 0:
-            continue
-        w = target(log.features).get(log.action, 0.0) / log.propensity
-        weighted += w * log.reward
-        total += w
-    return weighted / total if total else 0.0

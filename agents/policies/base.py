@@ -8,9 +8,9 @@ and judge it. See docs/policies.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, cast, get_args, runtime_checkable
+from typing import Any, Literal, cast, get_args
 
 Action = Literal["ask", "suggest", "act"]
 ACTIONS: tuple[Action, ...] = ("ask", "suggest", "act")
@@ -25,8 +25,8 @@ SlotSource = Literal["request", "chat", "document", "memory", "model", "default"
 SLOT_SOURCES: tuple[SlotSource, ...] = get_args(SlotSource)
 ANSWERING_SOURCES: frozenset[str] = frozenset({"request", "chat", "document", "memory"})
 
-# The person's standing preference, kept in memory ("ask me more / less").
-AskPreference = Literal["less", "normal", "more"]
+# The person's standing preference, kept in memory ("ask me more / less", "just go ahead").
+AskPreference = Literal["less", "normal", "more", "never"]
 ASK_PREFERENCES: tuple[AskPreference, ...] = get_args(AskPreference)
 
 
@@ -147,7 +147,7 @@ class Interpretation:
 
 @dataclass(frozen=True)
 class Signals:
-    """What the model said about the request (filled by the engine through agents/llm.py)."""
+    """What the model said about the request (filled by the engine through agents/llm/)."""
 
     # llm_judge: ambiguity in [0, 1], why, and which slots it finds unclear.
     ambiguity: float | None = None
@@ -197,18 +197,28 @@ class AskingBudget:
     asked_in_episode: int = 0
     asked_in_session: int = 0
     preference: AskPreference = "normal"
+    # "at most N questions" (memory key asking = at_most:N): caps the episode limit.
+    at_most: int | None = None
 
     @property
     def episode_limit(self) -> int:
-        """The episode limit after the person's preference: "less" halves it, "more" adds one."""
-        if self.preference == "less":
-            return self.per_episode // 2
-        if self.preference == "more":
-            return self.per_episode + 1
-        return self.per_episode
+        """The episode limit after the person's preference: "less" halves it (at least one
+        question stays possible for a real blocker), "more" adds one, "never" is 0, and
+        "at most N" caps it at N."""
+        if self.preference == "never":
+            limit = 0
+        elif self.preference == "less":
+            limit = max(1, self.per_episode // 2)
+        elif self.preference == "more":
+            limit = self.per_episode + 1
+        else:
+            limit = self.per_episode
+        return limit if self.at_most is None else min(limit, max(0, self.at_most))
 
     @property
     def session_limit(self) -> int:
+        if self.preference == "never":
+            return 0
         if self.preference == "less":
             return self.per_session // 2
         if self.preference == "more":
@@ -236,6 +246,7 @@ class AskingBudget:
             "asked_in_episode": self.asked_in_episode,
             "asked_in_session": self.asked_in_session,
             "preference": self.preference,
+            "at_most": self.at_most,
         }
 
     @classmethod
@@ -249,7 +260,38 @@ class AskingBudget:
             asked_in_episode=int(data.get("asked_in_episode", 0)),
             asked_in_session=int(data.get("asked_in_session", 0)),
             preference=cast(AskPreference, preference),
+            at_most=None if data.get("at_most") is None else int(data["at_most"]),
         )
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Two sources state different values for one slot ("the goal says 12, the document 15")."""
+
+    slot: str
+    values: tuple[tuple[str, str], ...]  # (source, value), in the order they are named
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"slot": self.slot, "values": [list(v) for v in self.values]}
+
+
+@dataclass(frozen=True)
+class Ambiguity:
+    """A stated value with several plausible readings (a shared place name, "03/04", "the
+    usual room"); `readings` are the choices the context supports (may be empty)."""
+
+    slot: str
+    text: str
+    readings: tuple[str, ...] = ()
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "slot": self.slot,
+            "text": self.text,
+            "readings": list(self.readings),
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True)
@@ -265,6 +307,14 @@ class Situation:
     timed_out: bool = False
     # Changes (edits, suggestions, replies with content) already made in this episode.
     changes_in_episode: int = 0
+    # Values stated twice, differently; values with several readings.
+    conflicts: tuple[Conflict, ...] = ()
+    ambiguities: tuple[Ambiguity, ...] = ()
+    # False when the request needs none of the template's values (summarise, suggest a title,
+    # what next): then nothing blocks it.
+    needs_slots: bool = True
+    # Slots the agent already asked about in this task and nobody answered: never asked again.
+    asked_before: tuple[str, ...] = ()
 
     def slot(self, name: str) -> SlotState | None:
         for state in self.slots:
@@ -286,6 +336,10 @@ class Situation:
             "budget": self.budget.to_dict(),
             "timed_out": self.timed_out,
             "changes_in_episode": self.changes_in_episode,
+            "conflicts": [c.to_dict() for c in self.conflicts],
+            "ambiguities": [a.to_dict() for a in self.ambiguities],
+            "needs_slots": self.needs_slots,
+            "asked_before": list(self.asked_before),
         }
 
     @classmethod
@@ -298,6 +352,24 @@ class Situation:
             budget=AskingBudget.from_dict(data.get("budget", {})),
             timed_out=bool(data.get("timed_out", False)),
             changes_in_episode=int(data.get("changes_in_episode", 0)),
+            conflicts=tuple(
+                Conflict(
+                    slot=str(c["slot"]),
+                    values=tuple((str(v[0]), str(v[1])) for v in c.get("values", ())),
+                )
+                for c in data.get("conflicts", ())
+            ),
+            ambiguities=tuple(
+                Ambiguity(
+                    slot=str(a["slot"]),
+                    text=str(a.get("text", "")),
+                    readings=tuple(str(r) for r in a.get("readings", ())),
+                    reason=str(a.get("reason", "")),
+                )
+                for a in data.get("ambiguities", ())
+            ),
+            needs_slots=bool(data.get("needs_slots", True)),
+            asked_before=tuple(str(s) for s in data.get("asked_before", ())),
         )
 
 
@@ -412,79 +484,3 @@ class Decision:
             },
             features=tuple(float(x) for x in data.get("features", ())),
         )
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """A clarification policy: decides, for one turn, whether to ask, suggest or act."""
-
-    name: str
-
-    def decide(self, situation: Situation) -> Decision: ...
-
-
-@runtime_checkable
-class LearningPolicy(Policy, Protocol):
-    """A policy that learns from feedback and keeps JSON-serialisable state."""
-
-    def learn(self, decision: Decision, reward: float) -> None: ...
-
-    def to_state(self) -> dict[str, Any]: ...
-
-
-# A factory builds a policy from keyword options (for example `state=` for a learning policy).
-PolicyFactory = Callable[..., Policy]
-
-_REGISTRY: dict[str, PolicyFactory] = {}
-
-# The built-in policies, in the order a settings page lists them. Stable: safe for model choices.
-POLICY_NAMES: tuple[str, ...] = (
-    "never",
-    "ask_once",
-    "llm_judge",
-    "intent_sampling",
-    "value_of_information",
-    "bandit",
-)
-DEFAULT_POLICY = "value_of_information"
-
-
-class UnknownPolicyError(KeyError):
-    pass
-
-
-def register(name: str) -> Callable[[PolicyFactory], PolicyFactory]:
-    """Register a policy factory (usually the policy class) under `name`."""
-
-    def decorator(factory: PolicyFactory) -> PolicyFactory:
-        if name in _REGISTRY and _REGISTRY[name] is not factory:
-            raise ValueError(f"policy {name!r} is already registered")
-        _REGISTRY[name] = factory
-        return factory
-
-    return decorator
-
-
-def get_policy(name: str, **options: Any) -> Policy:
-    """Build the policy registered as `name`; options go to its factory."""
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        raise UnknownPolicyError(name) from None
-    return factory(**options)
-
-
-def registered_names() -> tuple[str, ...]:
-    """Every registered policy name: the built-ins first, then any added by plug-ins."""
-    return tuple(n for n in POLICY_NAMES if n in _REGISTRY) + tuple(
-        sorted(n for n in _REGISTRY if n not in POLICY_NAMES)
-    )
-
-
-def resolve_policy_name(*candidates: str | None) -> str:
-    """The first registered name among `candidates` (e.g. workspace override, agent default),
-    else DEFAULT_POLICY."""
-    for name in candidates:
-        if name and name in _REGISTRY:
-            return name
-    return DEFAULT_POLICY

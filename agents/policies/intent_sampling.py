@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from agents.policies.asking import ask, proceed
-from agents.policies.base import Decision, Situation, SlotSpec, SlotState, register
+from agents.policies.base import Decision, Situation, SlotSpec, SlotState
+from agents.policies.registry import register
 from agents.policies.scoring import sampled_slot_names, shifted, slot_entropy
 
 

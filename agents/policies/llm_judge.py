@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from agents.policies.asking import ask, askable, proceed
-from agents.policies.base import Decision, Situation, register
+from agents.policies.base import Decision, Situation
+from agents.policies.registry import register
 from agents.policies.scoring import shifted
 
 

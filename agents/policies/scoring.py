@@ -135,8 +135,8 @@ def _same(a: str, b: str) -> bool:
 
 
 # "Ask me less / more", kept in memory, moves every threshold and question cost the same way.
-THRESHOLD_SHIFT: dict[str, float] = {"less": 0.15, "normal": 0.0, "more": -0.15}
-QUESTION_COST_FACTOR: dict[str, float] = {"less": 2.0, "normal": 1.0, "more": 0.5}
+THRESHOLD_SHIFT: dict[str, float] = {"less": 0.15, "normal": 0.0, "more": -0.15, "never": 1.0}
+QUESTION_COST_FACTOR: dict[str, float] = {"less": 2.0, "normal": 1.0, "more": 0.5, "never": 10.0}
 
 
 def shifted(threshold: float, preference: str) -> float:

@@ -1,7 +1,7 @@
 """Structured-output schemas for the model calls that feed the policies, their prompts, and the
 conversion of their results into `Signals` / slot values.
 
-The turn engine (agents/signals.py, with chat models built by agents/llm.py) and the offline
+The turn engine (agents/signals.py, with chat models built by agents/llm/) and the offline
 evaluation (agents/evaluation/offline.py) both make the calls with `ask_structured`: the prompt,
 the schema (as text in the prompt unless the model is grammar-constrained to it), one call, and
 tolerant JSON parsing into the schema; a failed call or an unusable answer gives no value and
@@ -22,6 +22,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.policies.base import Interpretation, Signals, SlotSpec
+from agents.policies.tokens import estimate_tokens
 
 SlotName = Annotated[str, Field(min_length=1, max_length=40)]
 SlotText = Annotated[str, Field(max_length=120)]
@@ -175,11 +176,6 @@ class StructuredAnswer:
     tokens_in: int = 0
     tokens_out: int = 0
     latency_ms: int = 0
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters a token, when a provider reports no usage."""
-    return (len(text) + 3) // 4
 
 
 def with_schema(prompt: str, schema: type[BaseModel]) -> str:

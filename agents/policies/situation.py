@@ -1,72 +1,73 @@
-"""Build a `Situation` from a turn's raw context: slot detection over the request, the chat, the
-document and memory, merged with the model's structured extraction.
+"""Build a `Situation` from a turn's context: every value the request, the task's goal, the
+chat, the document and the requester's memory state, each tagged with where it came from and
+how sure the reading is; the conflicts between them; the values with several readings.
 
-Precedence for a slot (the first source that states it wins):
+Where a slot's value comes from (the first that states it wins):
 
-1. answers to the agent's own question card (slot-tagged, source "chat", confidence 1.0);
+1. answers to the agent's own question card (source "chat", confidence 1.0);
 2. the request that triggered the turn (source "request");
-3. earlier chat messages, newest first (source "chat");
-4. the document, labelled values only ("Budget: 900 EUR"; source "document");
-5. memory, explicit slot values or preference sentences that mention the slot (source "memory");
-6. the model's structured extraction (source "request" when its quoted evidence is really in the
-   request, else "model": a guess, never an answer).
+3. the task's goal and title (source "request": the person wrote them for this task);
+4. earlier chat messages, newest first (source "chat");
+5. the document, anywhere: "Label: value" lines, table rows, a heading and what follows it,
+   bullets and sentences (source "document");
+6. the requester's memory facts (`slot:<name>` keys, source "memory");
+7. the model's structured extraction (source "request" when its quoted evidence is really in
+   the request, else "model": a guess, never an answer). An extracted value that contradicts
+   what a detector read with high confidence is ignored (and said so in `ignored_signals`).
 
-A detection weaker than ANSWER_THRESHOLD (e.g. a request naming two conflicting choices) is kept
-as a guess (source "model") so the policies may still ask about it.
+A reading weaker than ANSWER_THRESHOLD is kept as a guess (source "model"), so a policy may
+still ask about it. Memory is read as data (`MemoryFact`), never parsed back from prose.
 """
 
 from __future__ import annotations
 
-import re
+import logging
 from collections.abc import Mapping, Sequence
 from datetime import date
 
+from agents.policies import situation_conflicts
 from agents.policies.base import (
     AskingBudget,
-    AskPreference,
+    Conflict,
     Signals,
     Situation,
-    SlotSource,
     SlotSpec,
     SlotState,
 )
-from agents.policies.detect import Detection, detect, find_choices, find_labelled, normalise
+from agents.policies.detect import detect, normalise
+from agents.policies.memory_facts import MemoryFact
 from agents.policies.scoring import sampled_slot_names
 from agents.policies.signals import SlotExtraction
+from agents.policies.situation_sources import (
+    ANSWER_THRESHOLD,
+    Candidate,
+    asked_before,
+    date_order,
+    document_candidates,
+    evidence_in,
+    match_spec,
+    memory_slot_values,
+    request_needs_slots,
+    same,
+)
 from agents.policies.templates import TaskTemplate
 
-ANSWER_THRESHOLD = 0.5
+log = logging.getLogger(__name__)
+
 MEMORY_CONFIDENCE_CAP = 0.9
 MODEL_CONFIDENCE_CAP = 0.9
+# A detector reading at least this sure is not overruled by the model's extraction.
+DETECTOR_TRUST = 0.8
 
 
-def _state(spec: SlotSpec, value: str, source: SlotSource, confidence: float) -> SlotState:
-    if source != "model" and confidence < ANSWER_THRESHOLD:
-        source = "model"
-    return SlotState(spec=spec, value=value, source=source, confidence=round(confidence, 3))
+# --- the situation -------------------------------------------------------------------------
 
 
-def _mentions_slot(text: str, spec: SlotSpec) -> bool:
-    lowered = text.casefold()
-    terms = [spec.name.replace("_", " "), spec.label, *spec.aliases, *spec.units]
-    if any(re.search(rf"(?<!\w){re.escape(t.casefold())}(?!\w)", lowered) for t in terms if t):
-        return True
-    return spec.type == "choice" and bool(find_choices(text, spec))
-
-
-def _match_spec(name: str, specs: Sequence[SlotSpec]) -> SlotSpec | None:
-    key = name.casefold().replace(" ", "_").replace("-", "_")
-    for spec in specs:
-        names = {spec.name, spec.label.casefold().replace(" ", "_")}
-        names |= {a.casefold().replace(" ", "_") for a in spec.aliases}
-        if key in names:
-            return spec
-    return None
-
-
-def _evidence_in(evidence: str, text: str) -> bool:
-    squeeze = " ".join(evidence.casefold().split())
-    return len(squeeze) >= 2 and squeeze in " ".join(text.casefold().split())
+def _without_skeleton(document: str, skeleton: str) -> str:
+    """The document without the template's own headings: a new task's document starts with
+    them ("## Working title", "## Learning goal"), and they state nothing anyone said."""
+    scaffold = {line.strip() for line in skeleton.splitlines() if line.strip()}
+    return "\n".join(line for line in document.splitlines() if line.strip() not in scaffold)
 
 
 def build_situation(
@@ -76,16 +77,22 @@ def build_situation(
     answers: Mapping[str, str] | None = None,
     chat: Sequence[str] = (),
     document: str = "",
-    memory: Mapping[str, str] | Sequence[str] = (),
+    memory: Mapping[str, str] | Sequence[MemoryFact] = (),
     extraction: SlotExtraction | None = None,
     signals: Signals | None = None,
     budget: AskingBudget | None = None,
     timed_out: bool = False,
     changes_in_episode: int = 0,
     today: date | None = None,
+    goal: str = "",
+    agent_messages: Sequence[str] = (),
+    needs_slots: bool | None = None,
+    people: Sequence[str] = (),
 ) -> Situation:
     """The Situation for one turn. `chat` is chronological (oldest first), human messages only;
-    `memory` is either slot -> value or the person's preference sentences."""
+    `memory` is the requester's facts (MemoryFact; other items are ignored) or slot -> value;
+    `goal` the task's title and goal; `agent_messages` what the agent said before (its
+    questions are not asked again)."""
     today = today or date.today()
     signals = signals or Signals()
     specs: list[SlotSpec] = list(template.slots) if template else []
@@ -93,58 +100,140 @@ def build_situation(
         names = [s.slot for s in extraction.slots] if extraction else []
         names += list(sampled_slot_names(signals.interpretations))
         specs = [SlotSpec(name=n, weight=0.6) for n in dict.fromkeys(names)]
-
-    states: dict[str, SlotState] = {}
-
-    def offer(spec: SlotSpec, value: str, source: SlotSource, confidence: float) -> None:
-        if spec.name not in states:
-            states[spec.name] = _state(spec, value, source, confidence)
-
     by_name = {s.name: s for s in specs}
+    facts = (
+        [m for m in memory if isinstance(m, MemoryFact)] if not isinstance(memory, Mapping) else []
+    )
+    remembered = dict(memory) if isinstance(memory, Mapping) else memory_slot_values(facts)
+
+    candidates: dict[str, list[Candidate]] = {}
+
+    # Everyone in the conversation, by full name and by each part of it ("Ana Souza", "Ana").
+    names_of_people = {p.casefold() for p in people if p}
+    names_of_people |= {w for p in list(names_of_people) for w in p.split() if len(w) > 1}
+
+    def add(name: str, candidate: Candidate) -> None:
+        spec = by_name[name]
+        if spec.type in ("text", "place") and candidate.value.casefold() in names_of_people:
+            return  # "Recipe card for Fatima": the person it is for, not the dish
+        if (
+            spec.type in ("text", "place")
+            and candidate.where == "the goal"
+            and names_of_people & set(candidate.value.casefold().split())
+        ):
+            return  # the title "Meeting brief for José" names who it is for, not its purpose
+        if candidate.source != "model" and candidate.confidence < ANSWER_THRESHOLD:
+            candidate = Candidate(
+                candidate.value, "model", candidate.confidence, candidate.where, candidate.evidence
+            )
+        candidates.setdefault(spec.name, []).append(candidate)
+
+    answered_by_card: set[str] = set()
     for name, raw in (answers or {}).items():
-        spec = by_name.get(name) or _match_spec(name, specs)
+        spec = by_name.get(name) or match_spec(name, specs)
         if spec is not None and raw.strip():
-            offer(spec, normalise(raw, spec, today=today) or raw.strip()[:120], "chat", 1.0)
+            value = normalise(raw, spec, today=today) or raw.strip()[:120]
+            add(spec.name, Candidate(value, "chat", 1.0, "your answer", raw))
+            answered_by_card.add(spec.name)
 
-    def offer_detections(found: Mapping[str, Detection], source: SlotSource) -> None:
-        for name, detection in found.items():
-            offer(by_name[name], detection.value, source, detection.confidence)
-
-    offer_detections(detect(request, specs, today=today), "request")
+    for name, hit in detect(request, specs, today=today).items():
+        add(name, Candidate(hit.value, "request", hit.confidence, "your message", hit.evidence))
+    if goal.strip():
+        for name, hit in detect(goal, specs, today=today).items():
+            add(name, Candidate(hit.value, "request", hit.confidence, "the goal", hit.evidence))
     for message in reversed(chat):
-        offer_detections(detect(message, specs, today=today), "chat")
-    if document:
-        for spec in specs:
-            if spec.name in states:
-                continue
-            labelled = find_labelled(document, spec, today=today)  # labelled values only
-            if labelled:
-                offer(spec, labelled[0].value, "document", labelled[0].confidence)
-    if isinstance(memory, Mapping):
-        for name, raw in memory.items():
-            spec = by_name.get(name) or _match_spec(name, specs)
-            if spec is not None and raw.strip():
-                value = normalise(raw, spec, today=today) or raw.strip()[:120]
-                offer(spec, value, "memory", MEMORY_CONFIDENCE_CAP)
-    else:
-        for item in memory:
-            relevant = [s for s in specs if _mentions_slot(item, s)]
-            for name, detection in detect(item, relevant, today=today).items():
-                confidence = min(detection.confidence, MEMORY_CONFIDENCE_CAP)
-                offer(by_name[name], detection.value, "memory", confidence)
+        for name, hit in detect(message, specs, today=today).items():
+            add(name, Candidate(hit.value, "chat", hit.confidence, "the chat", hit.evidence))
+    if template is not None and template.skeleton:
+        document = _without_skeleton(document, template.skeleton)
+    if document.strip():
+        given = frozenset(
+            n for n, cs in candidates.items() if any(c.confidence >= ANSWER_THRESHOLD for c in cs)
+        )
+        for name, found in document_candidates(
+            document, specs, today=today, people=frozenset(names_of_people), stated=given
+        ).items():
+            for candidate in found:
+                add(name, candidate)
+    for name, raw in remembered.items():
+        spec = by_name.get(name) or match_spec(name, specs)
+        if spec is not None and raw.strip():
+            value = normalise(raw, spec, today=today) or raw.strip()[:120]
+            add(spec.name, Candidate(value, "memory", MEMORY_CONFIDENCE_CAP, "your memory", raw))
+
+    ignored: list[str] = []
     if extraction is not None:
         for extracted in extraction.slots:
-            spec = by_name.get(extracted.slot) or _match_spec(extracted.slot, specs)
+            spec = by_name.get(extracted.slot) or match_spec(extracted.slot, specs)
             if spec is None or not extracted.value.strip():
                 continue
-            extracted_value = normalise(extracted.value, spec, today=today)
-            if extracted_value is None:
+            read = normalise(extracted.value, spec, today=today)
+            if read is None:
+                ignored.append(f"{extracted.slot}: unreadable value")
+                continue
+            sure = [
+                c
+                for c in candidates.get(spec.name, ())
+                if c.source != "model" and c.confidence >= DETECTOR_TRUST
+            ]
+            if sure and not any(same(c.value, read) for c in sure):
+                ignored.append(f"{spec.name}: model said {read}, detectors {sure[0].value}")
                 continue
             confidence = min(extracted.confidence, MODEL_CONFIDENCE_CAP)
-            stated = bool(extracted.evidence) and _evidence_in(extracted.evidence, request)
-            offer(spec, extracted_value, "request" if stated else "model", confidence)
+            stated = bool(extracted.evidence) and evidence_in(extracted.evidence, request)
+            add(
+                spec.name,
+                Candidate(read, "request" if stated else "model", confidence, "your message"),
+            )
+    if ignored:
+        log.info("model extraction ignored: %s", "; ".join(ignored))
+
+    order = date_order(facts, [request, goal, *chat, document])
+    if order is not None:  # numeric dates read the way this person (or this text) writes them
+        for spec in specs:
+            if spec.type == "date" and spec.name in candidates:
+                candidates[spec.name] = [
+                    situation_conflicts.reorder(c, order, today) for c in candidates[spec.name]
+                ]
+
+    # The first candidate in precedence order is the slot's value.
+    states: dict[str, SlotState] = {}
+    conflicts: list[Conflict] = []
+    for spec in specs:
+        found = candidates.get(spec.name, [])
+        if not found:
+            continue
+        # a guess never beats a value someone stated, wherever it stands
+        best = next((c for c in found if c.source != "model"), found[0])
+        states[spec.name] = SlotState(
+            spec=spec, value=best.value, source=best.source, confidence=round(best.confidence, 3)
+        )
+        if spec.name in answered_by_card:
+            continue
+        conflict = situation_conflicts.conflict(spec, found)
+        if conflict is not None:
+            conflicts.append(conflict)
+
+    context_text = "\n".join([request, goal, *chat, document])
+    ambiguities = situation_conflicts.ambiguities(
+        specs,
+        states,
+        answered_by_card,
+        remembered,
+        request=request,
+        context_text=context_text,
+        order=order,
+        today=today,
+    )
+    for ambiguity in ambiguities:
+        state = states.get(ambiguity.slot)
+        if state is not None and state.answered:  # a guess until the person picks a reading
+            states[ambiguity.slot] = SlotState(
+                spec=state.spec, value=state.value, source="model", confidence=0.4
+            )
 
     slots = tuple(states.get(spec.name, SlotState(spec=spec)) for spec in specs)
+    asked = asked_before(specs, agent_messages)
     return Situation(
         request=request,
         template=template.kind if template else None,
@@ -153,27 +242,26 @@ def build_situation(
         budget=budget or AskingBudget(),
         timed_out=timed_out,
         changes_in_episode=changes_in_episode,
+        conflicts=tuple(conflicts),
+        ambiguities=tuple(ambiguities),
+        needs_slots=request_needs_slots(request) if needs_slots is None else needs_slots,
+        asked_before=tuple(
+            s.name for s in slots if s.name in asked and s.name not in answered_by_card
+        ),
     )
 
 
-_LESS = re.compile(
-    r"\b(?:ask(?:s|ing)?\s+(?:me\s+)?(?:fewer|less)|fewer\s+questions|don'?t\s+ask|stop\s+asking"
-    r"|(?:just|rather)\s+(?:guess|go ahead)|less\s+questions)\b",
-    re.IGNORECASE,
-)
-_MORE = re.compile(
-    r"\b(?:ask(?:s|ing)?\s+(?:me\s+)?more|more\s+questions|always\s+ask|check\s+with\s+me"
-    r"|ask\s+before)\b",
-    re.IGNORECASE,
-)
-
-
-def asking_preference(memory: Sequence[str]) -> AskPreference:
-    """ "Ask me less / more" from the person's memory items; the newest (last) mention wins."""
-    preference: AskPreference = "normal"
-    for item in memory:
-        if _LESS.search(item):
-            preference = "less"
-        elif _MORE.search(item):
-            preference = "more"
-    return preference
+def known_and_open(situation: Situation) -> tuple[tuple[SlotState, ...], tuple[SlotState, ...]]:
+    """What a turn knows for its task and what is still open: the slots the request, chat,
+    document or the requester's memory answered, in the template's order, and those nobody
+    answered that are required (a guess or a default is not an answer). A value stated twice,
+    differently, or with several readings is open, not known. Nothing required is open when
+    the request needs none of the template's values."""
+    unsure = {c.slot for c in situation.conflicts} | {a.slot for a in situation.ambiguities}
+    known = tuple(s for s in situation.slots if s.answered and s.name not in unsure)
+    still_open = tuple(
+        s
+        for s in situation.slots
+        if s.name in unsure or (situation.needs_slots and s.spec.required and not s.answered)
+    )
+    return known, still_open

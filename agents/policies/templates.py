@@ -173,14 +173,24 @@ def template_kinds() -> tuple[str, ...]:
     return tuple(load_templates())
 
 
+# The first keywords of a template name it plainly; the rest only support a guess.
+HEAD_KEYWORDS = 3
+
+
 def guess_template(text: str) -> TaskTemplate | None:
-    """The template whose keywords the text mentions most (None if none is mentioned)."""
+    """The template the text plainly asks for, else None (a free-form task: nothing is asked
+    for the sake of a template). A template counts only when the text names one of its first
+    HEAD_KEYWORDS keywords (its head nouns: "meeting", "trip", "holiday", "lesson", ...) or two
+    of its keywords; the one with most hits wins. So "a two-day offsite with an agenda" is not
+    taken for a meeting brief."""
     lowered = text.casefold()
     best: tuple[int, str] | None = None
     for template in load_templates().values():
-        hits = sum(
-            1 for k in template.keywords if re.search(rf"(?<!\w){re.escape(k)}(?!\w)", lowered)
-        )
-        if hits and (best is None or hits > best[0]):
-            best = (hits, template.kind)
+        hit = [k for k in template.keywords if re.search(rf"(?<!\w){re.escape(k)}(?!\w)", lowered)]
+        head = any(k in hit for k in template.keywords[:HEAD_KEYWORDS])
+        if not (head or len(hit) >= 2):
+            continue
+        score = len(hit) + (1 if head else 0)
+        if best is None or score > best[0]:
+            best = (score, template.kind)
     return None if best is None else load_templates()[best[1]]

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agents.policies.asking import MAX_QUESTIONS_PER_MESSAGE, ask, askable, proceed
-from agents.policies.base import Action, Decision, Situation, SlotState, register
+from agents.policies.base import Action, Decision, Situation, SlotState
+from agents.policies.registry import register
 from agents.policies.scoring import QUESTION_COST_FACTOR, guess_probability
 
 

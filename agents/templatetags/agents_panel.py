@@ -7,6 +7,7 @@ from typing import Any
 from django import template
 
 from agents import selectors
+from agents.llm import embedded
 from agents.selectors import FeedbackWidget
 
 register = template.Library()
@@ -46,3 +47,10 @@ def message_feedback(message: dict[str, Any]) -> FeedbackWidget:
     if isinstance(widget, FeedbackWidget):
         return widget
     return FeedbackWidget(kind="message", target_id=message["id"], task_id=message["task_id"])
+
+
+@register.simple_tag
+def embedded_capabilities() -> str:
+    """What the embedded model can do, in plain words, from its measured figures
+    (``agents/llm/embedded.py``, ``capabilities``)."""
+    return embedded.capabilities()

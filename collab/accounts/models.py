@@ -26,3 +26,16 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class Preferences(models.Model):
+    """A person's own settings that are not part of Django's user: the time zone times are
+    shown in (blank: the browser's own, for the times the page localises, and UTC elsewhere)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preferences"
+    )
+    time_zone = models.CharField(max_length=64, blank=True)
+
+    def __str__(self) -> str:
+        return f"Preferences of {self.user_id}"

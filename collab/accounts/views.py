@@ -8,13 +8,24 @@ from django.core.exceptions import ValidationError
 from django.forms import Form
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import Resolver404, resolve, reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from collab.accounts.forms import ApiTokenForm, SignUpForm
+from collab.accounts import throttle
+from collab.accounts.forms import ApiTokenForm, ProfileForm, SignUpForm
+from collab.accounts.middleware import SESSION_KEY, remember_time_zone
 from collab.accounts.models import ApiToken
-from collab.accounts.services import create_api_token, revoke_api_token
+from collab.accounts.services import (
+    NewApiToken,
+    create_api_token,
+    revoke_api_token,
+    time_zone_of,
+    update_profile,
+)
 from collab.lib.requests import AuthedRequest
+from collab.workspaces.models import Invitation
+from collab.workspaces.services import find_invitation
 
 
 class _BadRequestOnInvalid:
@@ -34,6 +45,21 @@ class PasswordChangeView(_BadRequestOnInvalid, auth_views.PasswordChangeView):
     template_name = "accounts/password_change.html"
 
 
+class PasswordResetView(_BadRequestOnInvalid, auth_views.PasswordResetView):
+    """Mails a reset link to the accounts with that e-mail address; says the same whether or
+    not there is one (the console backend prints the mail unless SMTP is configured)."""
+
+    template_name = "accounts/password_reset.html"
+    email_template_name = "accounts/password_reset_email.txt"
+    subject_template_name = "accounts/password_reset_subject.txt"
+    success_url = reverse_lazy("accounts:password_reset_done")
+
+
+class PasswordResetConfirmView(_BadRequestOnInvalid, auth_views.PasswordResetConfirmView):
+    template_name = "accounts/password_reset_confirm.html"
+    success_url = reverse_lazy("accounts:password_reset_complete")
+
+
 def _safe_next(request: AuthedRequest) -> str | None:
     target = request.POST.get("next") or request.GET.get("next")
     if target and url_has_allowed_host_and_scheme(
@@ -43,23 +69,64 @@ def _safe_next(request: AuthedRequest) -> str | None:
     return None
 
 
+def _invitation_in(target: str | None) -> Invitation | None:
+    """The usable invitation that ``next`` leads back to, if it is an invitation link."""
+    if not target:
+        return None
+    try:
+        match = resolve(target.split("?", 1)[0])
+    except Resolver404:
+        return None
+    if match.view_name != "workspaces:invitation":
+        return None
+    found = find_invitation(match.kwargs["token"])
+    return found if found is not None and found.is_usable else None
+
+
 def signup(request: AuthedRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("workspaces:list")
     form = SignUpForm(request.POST or None)
     if request.method == "POST":
+        try:
+            throttle.check_allowed(request, "signup")
+        except throttle.TooManyAttempts as exc:
+            return render(request, "accounts/locked.html", {"message": str(exc)}, status=429)
         if form.is_valid():
             user = form.save()
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             return redirect(_safe_next(request) or "workspaces:list")
-        return render(
-            request, "accounts/signup.html", {"form": form, "next": _safe_next(request)}, status=400
-        )
-    return render(request, "accounts/signup.html", {"form": form, "next": _safe_next(request)})
+        if form.username_taken:
+            throttle.record_failure(request, "signup")
+        status = 400
+    else:
+        status = 200
+    target = _safe_next(request)
+    context = {"form": form, "next": target, "invitation": _invitation_in(target)}
+    return render(request, "accounts/signup.html", context, status=status)
 
 
 @login_required
 def settings_page(request: AuthedRequest) -> HttpResponse:
+    is_profile = request.method == "POST" and request.POST.get("form") == "profile"
+    profile = ProfileForm(
+        request.POST if is_profile else None,
+        instance=request.user,
+        initial={"time_zone": time_zone_of(request.user)},
+    )
+    if is_profile:
+        if profile.is_valid():
+            time_zone = profile.cleaned_data["time_zone"]
+            update_profile(
+                user=request.user,
+                display_name=profile.cleaned_data["first_name"],
+                email=profile.cleaned_data["email"],
+                time_zone=time_zone,
+            )
+            remember_time_zone(request, time_zone)
+            messages.success(request, "Profile saved.")
+            return redirect("accounts:settings")
+        return _settings(request, ApiTokenForm(), profile, None, status=400)
     form = ApiTokenForm(request.POST or None)
     new_token = None
     status = 200
@@ -74,11 +141,28 @@ def settings_page(request: AuthedRequest) -> HttpResponse:
                 form = ApiTokenForm()
         else:
             status = 400
+    return _settings(request, form, profile, new_token, status=status)
+
+
+def _settings(
+    request: AuthedRequest,
+    form: ApiTokenForm,
+    profile: ProfileForm,
+    new_token: NewApiToken | None,
+    *,
+    status: int,
+) -> HttpResponse:
     tokens = ApiToken.objects.filter(user=request.user).order_by("-created_at")
     return render(
         request,
         "accounts/settings.html",
-        {"form": form, "tokens": tokens, "new_token": new_token},
+        {
+            "form": form,
+            "profile_form": profile,
+            "tokens": tokens,
+            "new_token": new_token,
+            "current_time_zone": request.session.get(SESSION_KEY, ""),
+        },
         status=status,
     )
 

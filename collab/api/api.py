@@ -2,12 +2,16 @@
 
 The OpenAPI schema is at /api/openapi.json and an interactive page at /api/docs (served from
 our own static files, no network needed). See docs/api.md.
+
+Part of the composition root (with settings, urls, asgi, celery): the one place of the API that
+may import ``agents`` (its feedback route lives in agents/api.py).
 """
 
 from __future__ import annotations
 
 from ninja import NinjaAPI, Swagger
 
+from agents import api as agents_api
 from collab.api import tasks, workspaces
 from collab.api.auth import BearerToken, BrowserSession
 from collab.api.errors import install_error_handlers
@@ -28,3 +32,5 @@ api = NinjaAPI(
 install_error_handlers(api)
 api.add_router("/workspaces", workspaces.router)
 api.add_router("/tasks", tasks.router)
+# The API root is part of the composition root: it may mount the agents' routes too.
+api.add_router("/tasks", agents_api.router)

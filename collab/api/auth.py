@@ -11,16 +11,22 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest
+from ninja.errors import HttpError
 from ninja.security import HttpBearer, SessionAuth
 
-from collab.accounts.services import authenticate_api_token
+from collab.accounts import throttle
 
 
 class BearerToken(HttpBearer):
     """``Authorization: Bearer <token>`` with a token from the settings page."""
 
     def authenticate(self, request: HttpRequest, token: str) -> User | None:
-        return authenticate_api_token(token.strip())
+        # Guessing is throttled per address (collab/accounts/throttle.py): after too many bad
+        # tokens, 429 for a while, even for a valid token.
+        try:
+            return throttle.authenticate_token(request, token)
+        except throttle.TooManyAttempts as exc:
+            raise HttpError(429, str(exc)) from None
 
 
 class BrowserSession(SessionAuth):
@@ -29,6 +35,10 @@ class BrowserSession(SessionAuth):
     def __call__(self, request: HttpRequest) -> Any:
         if "authorization" in request.headers:
             return None  # the token decides alone
+        if not request.user.is_authenticated:
+            # No session: 401 with WWW-Authenticate, not the 403 a CSRF check would answer
+            # first (there is nothing a forged request could act as).
+            return None
         return super().__call__(request)
 
 

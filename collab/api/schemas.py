@@ -3,16 +3,35 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated
 
 from ninja import Field, Schema
-from pydantic import ConfigDict, field_validator
+from ninja import Path as PathParam
+from pydantic import AfterValidator, ConfigDict, field_validator
 
+from collab.lib.text import unstorable_reason
 from collab.tasks.models import TaskStatus
 from collab.tasks.task_templates import known_templates
 from collab.workspaces.models import Role
 
 MAX_PAGE = 200
+# Ids are 64-bit (BigAutoField): a larger number answers 400, never an overflow in the database.
+MAX_ID = 2**63 - 1
+
+
+def _storable(value: str) -> str:
+    reason = unstorable_reason(value)
+    if reason is not None:
+        raise ValueError(reason)
+    return value
+
+
+# An object's id in a path (``/api/tasks/{task_id}``).
+PathId = Annotated[int, PathParam(ge=1, le=MAX_ID)]
+
+# A string the API stores: a NUL or a lone surrogate answers 400 with the reason, not a 500
+# from the database or the encoder.
+StoredText = Annotated[str, AfterValidator(_storable)]
 
 
 class Error(Schema):
@@ -39,7 +58,7 @@ class InstructionsOut(Schema):
 class InstructionsIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
-    instructions: str = Field(description="Up to 4,000 characters; empty clears them.")
+    instructions: StoredText = Field(description="Up to 4,000 characters; empty clears them.")
 
 
 class TaskOut(Schema):
@@ -70,8 +89,8 @@ class TaskDetailOut(TaskOut):
 class TaskIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(description="Up to 200 characters.")
-    goal: str = Field("", description="What should be true when the task is done.")
+    title: StoredText = Field(description="Up to 200 characters.")
+    goal: StoredText = Field("", description="What should be true when the task is done.")
     template: str = Field(
         "",
         max_length=40,
@@ -111,12 +130,12 @@ class PostedMessageOut(MessageOut):
 class MessageIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
-    body: str = Field(description="Markdown, up to 20,000 characters.")
+    body: StoredText = Field(description="Markdown, up to 20,000 characters.")
 
 
 class MessagePageQuery(Schema):
     before: int | None = Field(
-        None, ge=1, description="Only messages with a smaller id (the previous page)."
+        None, ge=1, le=MAX_ID, description="Only messages with a smaller id (the previous page)."
     )
     limit: int | None = Field(
         None, ge=1, le=MAX_PAGE, description=f"Page size, at most {MAX_PAGE}."
@@ -129,35 +148,3 @@ class MessagePage(Schema):
     next_before: int | None = Field(
         description="Pass as `before` to get the previous (older) page; null when none."
     )
-
-
-class FeedbackIn(Schema):
-    model_config = ConfigDict(extra="forbid")
-
-    target_kind: Literal["message", "question", "suggestion", "edit"] = Field(
-        description="What is rated: an agent chat message, a question, a suggestion or an edit."
-    )
-    target_id: int = Field(ge=1, description="Its id (for an edit: the edit action's id).")
-    rating: Literal["up", "down"] | None = Field(
-        None, description="Thumbs up or down; null clears the rating; omitted keeps it."
-    )
-    comment: str | None = Field(
-        None, max_length=1000, description="Optional comment; omitted keeps the stored one."
-    )
-    unnecessary: bool | None = Field(
-        None, description='Questions only: "this question was unnecessary".'
-    )
-
-
-class FeedbackOut(Schema):
-    id: int
-    target_kind: str
-    target_id: int
-    turn_id: int | None
-    rating: str | None
-    comment: str
-    unnecessary: bool
-    learned_reward: float | None = Field(
-        description="The reward a learning policy took from this feedback (at most once)."
-    )
-    updated_at: datetime

@@ -7,19 +7,15 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
-from agents.memory.services import notice_for_author
-from agents.selectors import get_feedback_target
-from agents.services import record_feedback
 from collab.api.auth import current_user
 from collab.api.schemas import (
     MAX_PAGE,
     BadRequest,
     Error,
-    FeedbackIn,
-    FeedbackOut,
     MessageIn,
     MessagePage,
     MessagePageQuery,
+    PathId,
     PostedMessageOut,
     TaskDetailOut,
 )
@@ -61,7 +57,7 @@ def task_detail(access: TaskAccess) -> dict[str, Any]:
     response={200: TaskDetailOut, 401: Error, 404: Error},
     summary="Get a task with its document text and your role",
 )
-def get_task(request: HttpRequest, task_id: int) -> dict[str, Any]:
+def get_task(request: HttpRequest, task_id: PathId) -> dict[str, Any]:
     return task_detail(get_task_access(current_user(request), task_id))
 
 
@@ -71,7 +67,7 @@ def get_task(request: HttpRequest, task_id: int) -> dict[str, Any]:
     summary="List a task's chat messages, newest page first",
 )
 def list_task_messages(
-    request: HttpRequest, task_id: int, page: Query[MessagePageQuery]
+    request: HttpRequest, task_id: PathId, page: Query[MessagePageQuery]
 ) -> dict[str, Any]:
     access = get_task_access(current_user(request), task_id)
     limit = page.limit or min(page_size(), MAX_PAGE)
@@ -92,40 +88,8 @@ def list_task_messages(
     summary="Post a chat message (owners and editors)",
 )
 def post_task_message(
-    request: HttpRequest, task_id: int, payload: MessageIn
+    request: HttpRequest, task_id: PathId, payload: MessageIn
 ) -> Status[dict[str, Any]]:
     access = get_task_access(current_user(request), task_id)
-    message = post_message(membership=access.membership, task=access.task, body=payload.body)
-    return Status(201, {**message_event(message), "memory_notice": notice_for_author(message)})
-
-
-@router.post(
-    "/{int:task_id}/feedback",
-    response={200: FeedbackOut, **ERRORS},
-    summary="Rate an agent's message, question, suggestion or edit (any member)",
-)
-def give_feedback(request: HttpRequest, task_id: int, payload: FeedbackIn) -> dict[str, Any]:
-    """One row per person and target: posting again changes it. Fields left out keep their
-    stored value; ``rating: null`` clears the rating."""
-    access = get_task_access(current_user(request), task_id)
-    target = get_feedback_target(access, payload.target_kind, payload.target_id)
-    given = payload.model_fields_set
-    arguments: dict[str, Any] = {}
-    if "rating" in given:
-        arguments["rating"] = payload.rating or ""
-    if "comment" in given:
-        arguments["comment"] = payload.comment or ""
-    if "unnecessary" in given:
-        arguments["unnecessary"] = bool(payload.unnecessary)
-    row = record_feedback(membership=access.membership, target=target, **arguments)
-    return {
-        "id": row.pk,
-        "target_kind": row.target_kind,
-        "target_id": row.target_id,
-        "turn_id": row.turn_id,
-        "rating": row.rating or None,
-        "comment": row.comment,
-        "unnecessary": row.unnecessary_question,
-        "learned_reward": row.learned_reward,
-        "updated_at": row.updated_at,
-    }
+    posted = post_message(membership=access.membership, task=access.task, body=payload.body)
+    return Status(201, {**message_event(posted.message), "memory_notice": posted.memory_notice})

@@ -12,6 +12,7 @@ from collab.api.schemas import (
     Error,
     InstructionsIn,
     InstructionsOut,
+    PathId,
     TaskDetailOut,
     TaskFilter,
     TaskIn,
@@ -43,7 +44,7 @@ def list_workspaces(request: HttpRequest) -> QuerySet[Workspace]:
     summary="List a workspace's tasks, most recently active first",
 )
 def list_workspace_tasks(
-    request: HttpRequest, workspace_id: int, filters: Query[TaskFilter]
+    request: HttpRequest, workspace_id: PathId, filters: Query[TaskFilter]
 ) -> QuerySet[Task]:
     membership = get_membership(current_user(request), workspace_id)
     return list_tasks(membership.workspace, status=filters.status)
@@ -55,7 +56,7 @@ def list_workspace_tasks(
     summary="Create a task (owners and editors)",
 )
 def create_workspace_task(
-    request: HttpRequest, workspace_id: int, payload: TaskIn
+    request: HttpRequest, workspace_id: PathId, payload: TaskIn
 ) -> Status[dict[str, object]]:
     membership = get_membership(current_user(request), workspace_id)
     task = create_task(
@@ -69,7 +70,7 @@ def create_workspace_task(
     response={200: InstructionsOut, 401: Error, 404: Error},
     summary="Read the workspace instructions every agent is given",
 )
-def get_workspace_instructions(request: HttpRequest, workspace_id: int) -> dict[str, str]:
+def get_workspace_instructions(request: HttpRequest, workspace_id: PathId) -> dict[str, str]:
     membership = get_membership(current_user(request), workspace_id)
     return {"instructions": membership.workspace.instructions}
 
@@ -80,7 +81,7 @@ def get_workspace_instructions(request: HttpRequest, workspace_id: int) -> dict[
     summary="Change the workspace instructions (owners)",
 )
 def put_workspace_instructions(
-    request: HttpRequest, workspace_id: int, payload: InstructionsIn
+    request: HttpRequest, workspace_id: PathId, payload: InstructionsIn
 ) -> dict[str, str]:
     membership = get_membership(current_user(request), workspace_id)
     workspace = update_workspace_instructions(actor=membership, instructions=payload.instructions)

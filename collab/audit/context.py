@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from django.http import HttpRequest, HttpResponse
 
+from collab.lib.addresses import client_address
+
 
 @dataclass(frozen=True)
 class Origin:
@@ -45,7 +47,7 @@ def origin_from_request(request: HttpRequest) -> Origin:
     via = "api" if request.path.startswith("/api/") else "web"
     return Origin(
         via=via,
-        ip=request.META.get("REMOTE_ADDR") or None,
+        ip=client_address(request.META),  # X-Forwarded-For only from TRUSTED_PROXIES
         user_agent=request.META.get("HTTP_USER_AGENT", "")[:300],
     )
 

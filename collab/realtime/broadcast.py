@@ -32,7 +32,9 @@ from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import get_channel_layer
 from django.template.loader import render_to_string
 
-from collab.realtime.groups import member_group, task_group
+from collab.realtime.groups import ACCESS_GROUP, member_group, task_group
+from collab.tasks.models import Message, Task
+from collab.tasks.serializers import message_event
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +168,11 @@ def group_send(group: str, event: dict[str, Any]) -> None:
 
 
 def chat_message(
-    message_id: int, *, extras: dict[str, Any] | None = None, message: Any | None = None
+    message_id: int,
+    *,
+    extras: dict[str, Any] | None = None,
+    message: Any | None = None,
+    per_user: dict[int, dict[str, Any]] | None = None,
 ) -> None:
     """A new (or changed) chat message, as JSON for API clients and as an htmx fragment for
     browsers.
@@ -174,30 +180,36 @@ def chat_message(
     The fragment is rendered once here, not once per open socket. ``extras`` are added to the
     payload (e.g. an agent's assumption and its Undo); a message with extras gets a second
     fragment for viewers (``html_readonly``: no buttons). ``message``: the committed row, when
-    the caller has it (saves a query).
+    the caller has it (saves a query). ``per_user``: more fields that only one person may see
+    (user id -> fields, e.g. the remembered items of theirs an agent's reply used): each of
+    those people gets their own payload and fragments, every other socket the common ones.
     """
-    from collab.tasks.models import Message
-    from collab.tasks.serializers import message_event
-
     if message is None:
         message = Message.objects.filter(pk=message_id).first()
     if message is None:
         return
     payload = {**message_event(message), **(extras or {})}
-    template = "tasks/_chat_message_oob.html"
-    event = {
-        "type": "chat.message",
-        "message": payload,
-        "html": render_to_string(template, {"message": payload, "can_edit": True}),
-    }
-    if extras:
-        event["html_readonly"] = render_to_string(template, {"message": payload, "can_edit": False})
+    event = {"type": "chat.message", **_message_fragments(payload, readonly=bool(extras))}
+    if per_user:
+        event["for_user"] = {
+            str(user_id): _message_fragments({**payload, **fields}, readonly=True)
+            for user_id, fields in per_user.items()
+        }
     group_send(task_group(message.task_id), event)
 
 
-def task_changed(task_id: int) -> None:
-    from collab.tasks.models import Task
+def _message_fragments(payload: dict[str, Any], *, readonly: bool) -> dict[str, Any]:
+    template = "tasks/_chat_message_oob.html"
+    out = {
+        "message": payload,
+        "html": render_to_string(template, {"message": payload, "can_edit": True}),
+    }
+    if readonly:
+        out["html_readonly"] = render_to_string(template, {"message": payload, "can_edit": False})
+    return out
 
+
+def task_changed(task_id: int) -> None:
     task = Task.objects.filter(pk=task_id).first()
     if task is None:
         return
@@ -216,6 +228,19 @@ def membership_ended(workspace_id: int, user_id: int) -> None:
     group_send(
         member_group(workspace_id, user_id),
         {"type": "membership.ended", "workspace_id": workspace_id},
+    )
+    access_changed(user_id)
+
+
+def access_changed(user_id: int, *, ended_sessions: list[str] | None = None) -> None:
+    """Someone's access changed (role, token revoked, deactivated, logged out): every web
+    process re-checks that person's open sockets at once and closes or downgrades them
+    (collab/realtime/access.py). ``ended_sessions``: session keys that are over even if the
+    database still holds them (a logout tells before it deletes its session). Register it
+    with ``transaction.on_commit``."""
+    group_send(
+        ACCESS_GROUP,
+        {"type": "access.changed", "user_id": user_id, "ended_sessions": ended_sessions or []},
     )
 
 

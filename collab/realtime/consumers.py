@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -14,12 +16,16 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from django.template.loader import render_to_string
 
-from agents.memory import services as memory
+from collab.realtime import access
 from collab.realtime.groups import member_group, task_group
 from collab.tasks import services as task_services
 from collab.tasks.selectors import TaskAccess, get_task_access
+from collab.workspaces.models import Role
 
 log = logging.getLogger(__name__)
+
+# What no database text column holds: NUL, and lone surrogates (JSON's "\ud800" escapes).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 class CloseCode:
@@ -29,6 +35,7 @@ class CloseCode:
     FORBIDDEN = 4403  # membership ended while connected
     NOT_FOUND = 4404  # outsider or unknown task (handshake refused)
     FRAME_TOO_LARGE = 4413  # a frame over WEBSOCKET_MAX_FRAME_BYTES
+    TOO_MANY_ATTEMPTS = 4429  # this address guessed too many tokens (the HTTP API's 429)
 
 
 class FrameError(Exception):
@@ -49,6 +56,8 @@ def parse_frame(
         frame = json.loads(raw)
     except ValueError:
         raise FrameError(CloseCode.INVALID_FRAME, "frame is not valid JSON") from None
+    except RecursionError:  # JSON nested deeper than Python's parser goes: not our schema
+        raise FrameError(CloseCode.INVALID_FRAME, "frame is nested too deeply") from None
     if not isinstance(frame, dict):
         raise FrameError(CloseCode.INVALID_FRAME, "frame is not a JSON object")
     kind = frame.get("type")
@@ -82,7 +91,12 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
         except Http404:
             await self.close(code=CloseCode.NOT_FOUND)
             return
-        self.as_json = b"format=json" in self.scope.get("query_string", b"").split(b"&")
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        self.as_json = "json" in query.get("format", [])
+        # The role the page was rendered with (?role=editor): if it is no longer the person's
+        # role (changed while this page's socket was away), say so at once. Only a known role
+        # counts; anything else is ignored, and without it nothing extra is sent.
+        rendered = query.get("role", [None])[-1]
         membership = self.access.membership
         for group in (
             task_group(task_id),
@@ -90,9 +104,16 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
         ):
             await self.channel_layer.group_add(group, self.channel_name)
             self.joined.append(group)
+        self.access_key = access.key_for(
+            self.scope, user_id=membership.user_id, workspace_id=membership.workspace_id
+        )
         await self.accept()
+        access.get_watcher().watch(self, membership.role)
+        if rendered in Role.values and rendered != membership.role:
+            await self.access_changed(membership.role)
 
     async def disconnect(self, code: int) -> None:
+        access.get_watcher().unwatch(self)
         await self._leave_groups()
 
     async def _leave_groups(self) -> None:
@@ -101,9 +122,31 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
         self.joined = []
 
     async def _close(self, code: int, reason: str) -> None:
-        """Close from our side: stop the events at once, before the client acknowledges."""
-        await self._leave_groups()
+        """Close from our side, once: the access watcher and a membership event can both end
+        the same socket, and the second must not send a second close frame.
+
+        The close frame goes first, before anything that awaits the channel layer: a
+        ``group_discard`` that fails or waits (Redis away, a cancelled receive) must not keep
+        the documented code from the client. Otherwise the consumer crashes (the client sees
+        1011 and reconnects, to a refused handshake) or never closes at all. Nothing is sent
+        after the close frame (``send``), and leaving the groups is retried at disconnect."""
+        if getattr(self, "closed_by_server", False):
+            return
+        self.closed_by_server = True
+        access.get_watcher().unwatch(self)
         await self.close(code=code, reason=reason)
+        try:
+            await self._leave_groups()
+        except Exception:
+            log.warning("could not leave the groups of a closed chat socket", exc_info=True)
+
+    async def send(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False
+    ) -> None:
+        """Nothing follows our close frame (events still queued for this socket are dropped)."""
+        if getattr(self, "closed_by_server", False):
+            return
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         try:
@@ -121,6 +164,13 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
         if frame["type"] == "ping":
             await self.send(text_data=json.dumps({"type": "pong"}))
             return
+        if _UNSTORABLE.search(frame["body"]):
+            await self._send_error(
+                "invalid",
+                "The message contains a character that cannot be stored"
+                " (a NUL or half of a surrogate pair).",
+            )
+            return
         try:
             notice = await database_sync_to_async(self._post)(frame["body"])
         except ValidationError as exc:
@@ -136,10 +186,10 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
     def _post(self, body: str) -> str:
         # Re-read membership: a role change or removal applies to open sockets too.
         access = get_task_access(self.scope["user"], self.access.task.pk)
-        message = task_services.post_message(
+        posted = task_services.post_message(
             membership=access.membership, task=access.task, body=body
         )
-        return memory.notice_for_author(message)
+        return posted.memory_notice
 
     async def _send_notice(self, text: str) -> None:
         event = {"type": "memory.notice", "text": text}
@@ -160,6 +210,8 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
     # Events from the channel layer (published by collab.realtime.broadcast).
 
     async def chat_message(self, event: dict[str, Any]) -> None:
+        # This person's own version of the message, when it has fields only they may see.
+        event = event.get("for_user", {}).get(str(self.access.membership.user_id), event)
         if self.as_json:
             await self.send(text_data=json.dumps({"type": "chat.message", **event["message"]}))
         elif not self.access.can_edit and "html_readonly" in event:
@@ -175,6 +227,22 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
 
     async def membership_ended(self, event: dict[str, Any]) -> None:
         await self._close(CloseCode.FORBIDDEN, "no longer a member")
+
+    async def access_changed(self, role: str | None) -> None:
+        """Told by the access watcher (collab/realtime/access.py): ``None`` closes the socket
+        (4403); a new role changes what this socket is sent (viewers get no buttons), and the
+        client is told, so that an open page becomes editable (or read-only) without a reload."""
+        if role is None:
+            await self._close(CloseCode.FORBIDDEN, "access ended")
+            return
+        self.access.membership.role = role
+        can_edit = access.can_edit(role)
+        if self.as_json:
+            event = {"type": "access.changed", "role": role, "can_edit": can_edit}
+            await self.send(text_data=json.dumps(event))
+        else:
+            context = {"role": role, "can_edit": can_edit, "oob": True}
+            await self.send(text_data=render_to_string("tasks/_task_role.html", context))
 
     async def agent_event(self, event: dict[str, Any]) -> None:
         """Agent turns, streamed replies and cards (built by agents/events.py)."""

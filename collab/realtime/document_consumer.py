@@ -8,9 +8,7 @@ Frames, acknowledgements and close codes are documented in docs/protocol.md "Doc
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,12 +18,13 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.http import Http404
 
-from collab.realtime import yprotocol
+from collab.realtime import access, yprotocol
+from collab.realtime.awareness import AWARENESS_MAX_BYTES
 from collab.realtime.consumers import CloseCode
-from collab.realtime.rooms import Room, database, get_manager
+from collab.realtime.rooms import Room, get_manager
 from collab.tasks.models import Document
 from collab.tasks.selectors import TaskAccess, get_task_access
-from collab.workspaces.selectors import AnyUser, get_membership
+from collab.workspaces.selectors import AnyUser
 
 log = logging.getLogger(__name__)
 
@@ -73,12 +72,17 @@ class DocumentConsumer(AsyncWebsocketConsumer):
         self.label = found.label
         self.can_edit = found.access.can_edit
         self.workspace_id = found.access.task.workspace_id
-        self._role_checked = time.monotonic()
-        self._refreshing: asyncio.Task[None] | None = None
+        self.access_key = access.key_for(
+            self.scope, user_id=found.access.membership.user_id, workspace_id=self.workspace_id
+        )
         await self.accept()
         self.room = await get_manager().join(found.document_id, self)
+        # Removal, demotion, a revoked token, deactivation, logout: applied to this socket
+        # within DOCUMENT_ROLE_REFRESH_SECONDS even if it never sends a frame.
+        access.get_watcher().watch(self, found.access.membership.role)
 
     async def disconnect(self, code: int) -> None:
+        access.get_watcher().unwatch(self)
         if self.room is not None:
             room, self.room = self.room, None
             await room.leave(self)
@@ -98,31 +102,32 @@ class DocumentConsumer(AsyncWebsocketConsumer):
         except yprotocol.ProtocolError as exc:
             await self._reject(CloseCode.INVALID_FRAME, str(exc))
             return
-        self._refresh_role_if_stale()
+        if isinstance(message, yprotocol.AwarenessMessage) and len(frame) > AWARENESS_MAX_BYTES:
+            await self._reject(CloseCode.FRAME_TOO_LARGE, f"awareness of {len(frame)} bytes")
+            return
         await self.room.receive(self, message)
 
     async def send_bytes(self, data: bytes) -> None:
         await self.send(bytes_data=data)
 
+    async def close_socket(self, code: int) -> None:
+        """The room cannot serve this socket any more (it missed a message it needed)."""
+        self.room = None
+        await self.close(code=code)
+
     async def _reject(self, code: int, reason: str) -> None:
         log.warning("closing document socket of %s (%s): %s", self.label, code, reason)
+        access.get_watcher().unwatch(self)
         room, self.room = self.room, None
         if room is not None:
             await room.leave(self)
         await self.close(code=code)
 
-    def _refresh_role_if_stale(self) -> None:
-        """Role changes reach open sockets within DOCUMENT_ROLE_REFRESH_SECONDS; the check runs
-        beside the frame path so that typing never waits for the database."""
-        stale = time.monotonic() - self._role_checked >= settings.DOCUMENT_ROLE_REFRESH_SECONDS
-        if stale and (self._refreshing is None or self._refreshing.done()):
-            self._role_checked = time.monotonic()
-            self._refreshing = asyncio.create_task(self._refresh_role())
-
-    async def _refresh_role(self) -> None:
-        try:
-            membership = await database(get_membership)(self.scope["user"], self.workspace_id)
-        except Http404:
-            await self._reject(CloseCode.FORBIDDEN, "no longer a member")
+    async def access_changed(self, role: str | None) -> None:
+        """Told by the access watcher: ``None`` closes the socket (4403), a role applies at once
+        (a demoted editor's next update is refused)."""
+        if role is None:
+            if self.room is not None:
+                await self._reject(CloseCode.FORBIDDEN, "access ended")
             return
-        self.can_edit = membership.can_edit
+        self.can_edit = access.can_edit(role)

@@ -222,7 +222,7 @@ def publish_update(document_id: int, update: bytes) -> None:
 
 def publish_awareness(document_id: int, update: bytes) -> None:
     """Send an awareness update (y-protocols encoding) to every live room of the document, as
-    another process's presence: rooms forget it after ``REMOTE_AWARENESS_TIMEOUT`` (30 s)
+    another process's presence: rooms forget it after ``awareness.REMOTE_AWARENESS_TIMEOUT`` (30 s)
     unless it is renewed. For server-side participants (agents); never raises."""
     try:
         if settings.REDIS_URL:

@@ -15,7 +15,7 @@ event loop of the web process; the database is reached through ``database_sync_t
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import logging
 import time
 import weakref
@@ -30,6 +30,7 @@ from pycrdt import TransactionEvent, merge_updates
 
 from collab.lib import ytext
 from collab.realtime import relay, yprotocol
+from collab.realtime.awareness import Awareness
 from collab.realtime.yprotocol import AwarenessEntry
 from collab.tasks import documents
 
@@ -37,8 +38,19 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# How long another process's awareness entry lives without a renewal (y-protocols uses 30 s).
-REMOTE_AWARENESS_TIMEOUT = 30.0
+# Closing a socket that could not be sent what it needs to sync: clients reconnect and resync.
+CLOSE_CANNOT_SYNC = 1011
+
+
+def too_large_reason() -> str:
+    return (
+        f"document too large: documents are limited to {settings.DOCUMENT_MAX_BYTES:,} bytes;"
+        " this change was not saved"
+    )
+
+
+# A document whose batch failed on its own (not the database) is retried after this pause.
+FAILED_FLUSH_RETRY_SECONDS = 1.0
 
 
 def database(func: Callable[..., T]) -> Callable[..., Awaitable[T]]:
@@ -65,11 +77,12 @@ class Peer(Protocol):
 
     async def send_bytes(self, data: bytes) -> None: ...
 
+    async def close_socket(self, code: int) -> None: ...
+
 
 @dataclass
 class _PeerState:
     last_sent: float = field(default_factory=time.monotonic)
-    client_ids: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -96,25 +109,30 @@ class Room:
         self.doc.observe(self._on_change)
         self._changes: list[bytes] = []
         self.peers: dict[Peer, _PeerState] = {}
-        self.awareness: dict[int, AwarenessEntry] = {}
-        self._awareness_owner: dict[int, Peer] = {}
-        self._remote_awareness_seen: dict[int, float] = {}
-        # Clock at which other processes' entries were cleared (late echoes are refused).
-        self._removed_clock: dict[int, int] = {}
+        self.awareness = Awareness()
         self.pending: list[_Pending] = []
         self.last_update_id = 0
         self.last_flushed_text: str | None = None
         self.text_dirty = False
+        # People's edits not in a version yet (monotonic times): the first one and the latest.
+        # A version is recorded once typing pauses for DOCUMENT_VERSION_PAUSE_SECONDS, or after
+        # DOCUMENT_VERSION_INTERVAL of typing without a pause (version_if_paused, every tick).
+        self.unversioned_since: float | None = None
+        self.typed_at: float | None = None
         self.closed = False
         self._unload_task: asyncio.Task[None] | None = None
         self._compacting = False
         self._compaction: asyncio.Task[None] | None = None
+        # An upper bound of the size of the document's Yjs state (exact after a measurement,
+        # then plus every applied update): the size limit is checked against it.
+        self.state_bytes = 0
 
     # --- lifecycle ---------------------------------------------------------------------------
 
     async def load(self) -> None:
         loaded = await database(documents.load_document)(document_id=self.document_id)
         self._apply(loaded.state)
+        self.state_bytes = len(self.doc.get_update())
         self.last_update_id = loaded.last_update_id
         self.last_flushed_text = loaded.text
 
@@ -124,27 +142,33 @@ class Room:
             self._unload_task.cancel()
             self._unload_task = None
         await self._send(peer, yprotocol.sync_step1(self.doc.get_state()))
-        if self.awareness:
-            entries = list(self.awareness.values())
-            await self._send(peer, yprotocol.awareness(yprotocol.encode_awareness_update(entries)))
+        if self.awareness.entries:
+            update = yprotocol.encode_awareness_update(
+                self.awareness.stamped(self.awareness.states(), snapshot=True)
+            )
+            await self._send(peer, yprotocol.awareness(update))
 
     async def leave(self, peer: Peer) -> None:
-        state = self.peers.pop(peer, None)
-        if state is not None and state.client_ids:
-            gone = []
-            for client_id in state.client_ids:
-                entry = self.awareness.pop(client_id, None)
-                self._awareness_owner.pop(client_id, None)
-                if entry is not None:
-                    gone.append(AwarenessEntry(client_id, entry.clock + 1, "null"))
-            if gone:
-                await self._share_awareness(gone, exclude=None)
-        if not self.peers and self._unload_task is None:
-            self._unload_task = asyncio.create_task(self._unload_when_idle())
+        self.peers.pop(peer, None)
+        gone = self.awareness.forget(peer)
+        if gone:
+            await self._share_awareness(gone, exclude=None)
+        if not self.peers:
+            self.unload_when_idle()
 
-    async def _unload_when_idle(self) -> None:
+    def unload_when_idle(self) -> None:
+        """Unload after ``DOCUMENT_ROOM_IDLE_SECONDS`` unless a socket joins meanwhile."""
+        if self._unload_task is None or self._unload_task.done():
+            self._unload_task = asyncio.create_task(self._unload_later())
+
+    async def _unload_later(self) -> None:
         await asyncio.sleep(settings.DOCUMENT_ROOM_IDLE_SECONDS)
+        self._unload_task = None
         await self.manager.unload(self)
+
+    @property
+    def unsaved(self) -> bool:
+        return bool(self.pending) or self.text_dirty
 
     async def close(self) -> None:
         """Flush, record a version, stop the background tasks (the manager calls this)."""
@@ -168,12 +192,14 @@ class Room:
         elif isinstance(message, yprotocol.AwarenessMessage):
             await self._receive_awareness(peer, message.entries)
         else:
-            entries = list(self.awareness.values())
-            await self._send(peer, yprotocol.awareness(yprotocol.encode_awareness_update(entries)))
+            update = yprotocol.encode_awareness_update(
+                self.awareness.stamped(self.awareness.states(), snapshot=True)
+            )
+            await self._send(peer, yprotocol.awareness(update))
 
     async def _receive_sync(self, peer: Peer, message: yprotocol.SyncMessage) -> None:
         if message.step == yprotocol.SYNC_STEP1:
-            await self._send(peer, yprotocol.sync_step2(self.doc.get_update(message.payload)))
+            await self._send_missing(peer, message.payload)
             return
         if message.payload == yprotocol.EMPTY_UPDATE:
             return
@@ -182,53 +208,44 @@ class Room:
                 peer, yprotocol.permission_denied("read-only: viewers cannot change the document")
             )
             return
+        if self._too_large(message.payload):
+            log.warning(
+                "refused an update of %s bytes to document %s (%s): over DOCUMENT_MAX_BYTES",
+                len(message.payload),
+                self.document_id,
+                peer.label,
+            )
+            await self._send(peer, yprotocol.permission_denied(too_large_reason()))
+            return
         changes = self._apply(message.payload)
         if not changes:
             return
         update = changes[0] if len(changes) == 1 else merge_updates(*changes)
         await self._fan_out(yprotocol.sync_update(update), exclude=peer)
         self.pending.append(_Pending(update, peer, peer.user_id, peer.label))
+        self.typed_at = time.monotonic()
+        if self.unversioned_since is None:
+            self.unversioned_since = self.typed_at
         self.manager.relay.publish_update(self.document_id, update)
         self._schedule_flush()
 
     async def _receive_awareness(self, peer: Peer, entries: tuple[AwarenessEntry, ...]) -> None:
-        state = self.peers.get(peer)
-        if state is None:
+        if peer not in self.peers:
             return
-        accepted = []
-        for entry in entries:
-            owner = self._awareness_owner.get(entry.client_id)
-            if owner is not None and owner is not peer:
-                continue  # a socket speaks only for its own Yjs clients
-            if entry.client_id in self._remote_awareness_seen:
-                # Another process's (or an agent's) entry, echoed back: y-websocket clients
-                # re-send every awareness change they receive. Its owner renews and clears it.
-                continue
-            if entry.clock <= self._removed_clock.get(entry.client_id, -1) and not entry.removed:
-                continue  # a late echo of a state that has since been cleared
-            current = self.awareness.get(entry.client_id)
-            if current is not None and entry.clock < current.clock:
-                continue
-            if entry.removed:
-                self.awareness.pop(entry.client_id, None)
-                self._awareness_owner.pop(entry.client_id, None)
-                state.client_ids.discard(entry.client_id)
-            else:
-                entry = _verified(entry, peer)
-                self.awareness[entry.client_id] = entry
-                self._awareness_owner[entry.client_id] = peer
-                state.client_ids.add(entry.client_id)
-            accepted.append(entry)
+        accepted = self.awareness.receive(peer, entries)
         if accepted:
-            # Echoed to the sender too, as y-websocket's server does: it keeps the socket alive.
-            await self._share_awareness(accepted, exclude=None)
+            # Echoed to the sender too, as y-websocket's server does: it keeps the socket alive
+            # (with the sender's own clocks: see Awareness.stamped).
+            await self._share_awareness(accepted, exclude=peer)
+            await self._send(peer, yprotocol.awareness(yprotocol.encode_awareness_update(accepted)))
             self.manager.relay.publish_awareness(
                 self.document_id, yprotocol.encode_awareness_update(accepted)
             )
 
     async def _share_awareness(self, entries: list[AwarenessEntry], exclude: Peer | None) -> None:
+        stamped = self.awareness.stamped(entries)
         await self._fan_out(
-            yprotocol.awareness(yprotocol.encode_awareness_update(entries)), exclude=exclude
+            yprotocol.awareness(yprotocol.encode_awareness_update(stamped)), exclude=exclude
         )
 
     # --- updates from elsewhere (relay, services, the log) -----------------------------------
@@ -250,30 +267,11 @@ class Room:
             entries = yprotocol.parse_awareness_update(update)
         except yprotocol.ProtocolError:
             return
-        accepted = []
-        now = time.monotonic()
-        for entry in entries:
-            if entry.client_id in self._awareness_owner:
-                continue
-            current = self.awareness.get(entry.client_id)
-            if current is not None and entry.clock < current.clock:
-                continue
-            if entry.removed:
-                self.awareness.pop(entry.client_id, None)
-                self._remote_awareness_seen.pop(entry.client_id, None)
-                self._removed_clock[entry.client_id] = entry.clock
-            else:
-                self.awareness[entry.client_id] = entry
-                self._remote_awareness_seen[entry.client_id] = now
-            accepted.append(entry)
+        accepted = self.awareness.receive_remote(entries)
         if accepted:
             await self._share_awareness(accepted, exclude=None)
 
-    async def catch_up(self) -> None:
-        """Apply whatever the update log holds that this room has not seen."""
-        await self.manager.catch_up(self.document_id)
-
-    async def _apply_rows(self, snapshot: bytes | None, rows: list[tuple[int, bytes]]) -> None:
+    async def apply_rows(self, snapshot: bytes | None, rows: list[tuple[int, bytes]]) -> None:
         if snapshot:
             await self.apply_remote(snapshot)
         for row_id, data in rows:
@@ -289,7 +287,7 @@ class Room:
     async def flush(self) -> None:
         await self.manager.flush_rooms([self])
 
-    def _take_batch(self) -> _Batch | None:
+    def take_batch(self) -> _Batch | None:
         if not self.pending and not self.text_dirty:
             return None
         text = str(self.text)
@@ -309,11 +307,11 @@ class Room:
         self.text_dirty = False
         return batch
 
-    def _restore_batch(self, batch: _Batch) -> None:
+    def restore_batch(self, batch: _Batch) -> None:
         self.pending[:0] = batch.items
         self.text_dirty = True
 
-    async def _after_flush(self, batch: _Batch, result: documents.AppendResult | None) -> None:
+    async def after_flush(self, batch: _Batch, result: documents.AppendResult | None) -> None:
         if result is None:  # the document was deleted: nothing more to write
             log.warning("document %s no longer exists; dropping its room", self.document_id)
             return
@@ -325,7 +323,7 @@ class Room:
             if peer in self.peers:
                 await self._send(peer, ack)
         if result.snapshot or result.missed:
-            await self._apply_rows(result.snapshot, result.missed)
+            await self.apply_rows(result.snapshot, result.missed)
         if result.should_compact and not self._compacting:
             self._compacting = True
             self._compaction = asyncio.create_task(self._compact())
@@ -347,7 +345,44 @@ class Room:
         self._changes = []
         self.doc.apply_update(update)
         changes, self._changes = self._changes, []
+        self.state_bytes += sum(len(change) for change in changes)
         return changes
+
+    def _too_large(self, update: bytes) -> bool:
+        """Would applying ``update`` take the document over ``DOCUMENT_MAX_BYTES``? Measured
+        exactly (one encoding of the state) only when the running upper bound says it might."""
+        limit = settings.DOCUMENT_MAX_BYTES
+        if self.state_bytes + len(update) <= limit:
+            return False
+        self.state_bytes = len(self.doc.get_update())
+        return self.state_bytes + len(update) > limit
+
+    async def _send_missing(self, peer: Peer, state_vector: bytes) -> None:
+        """Answer a sync step 1: what the client lacks, as one sync step 2, or, when that would
+        be over the largest message the server can send, as one update per Yjs client (each
+        with the delete set) followed by a step 2 with the last part, so the client only
+        reports "synced" when it has everything."""
+        update = self.doc.get_update(state_vector)
+        limit = settings.WEBSOCKET_MAX_MESSAGE_BYTES - 16
+        if len(update) <= limit:
+            await self._send(peer, yprotocol.sync_step2(update))
+            return
+        parts = yprotocol.missing_by_client(self.doc, state_vector)
+        too_big = [len(part) for part in parts if len(part) > limit]
+        if too_big:
+            # Only a document from before the size limit can get here.
+            log.error(
+                "document %s cannot be sent to %s: a part of %s bytes is over the %s-byte limit",
+                self.document_id,
+                peer.label,
+                max(too_big),
+                limit,
+            )
+            await self._drop(peer)
+            return
+        for part in parts[:-1]:
+            await self._send(peer, yprotocol.sync_update(part))
+        await self._send(peer, yprotocol.sync_step2(parts[-1]))
 
     async def _send(self, peer: Peer, data: bytes) -> None:
         state = self.peers.get(peer)
@@ -356,43 +391,60 @@ class Room:
         try:
             await peer.send_bytes(data)
         except Exception:
-            log.debug("send to a closing socket failed", exc_info=True)
+            if state is None:
+                return  # the socket had already left the room: nothing is lost
+            # The socket missed a message it needed (too large for the server, or the
+            # connection broke): close it, so its client reconnects and resyncs, rather than
+            # waiting for ever for what never came.
+            log.warning(
+                "could not send %s bytes to %s on document %s; closing the socket",
+                len(data),
+                peer.label,
+                self.document_id,
+                exc_info=True,
+            )
+            await self._drop(peer)
+
+    async def _drop(self, peer: Peer) -> None:
+        """Take ``peer`` out of the room and close its socket (its client reconnects)."""
+        await self.leave(peer)
+        with contextlib.suppress(Exception):
+            await peer.close_socket(CLOSE_CANNOT_SYNC)
 
     async def _fan_out(self, data: bytes, *, exclude: Peer | None) -> None:
         for peer in list(self.peers):
             if peer is not exclude:
                 await self._send(peer, data)
 
+    async def version_if_paused(self, now: float) -> None:
+        """Record a version of what people typed here once they pause (or have typed for
+        DOCUMENT_VERSION_INTERVAL without one), after it is flushed; the store records nothing
+        if nobody changed the text since the latest version (another process got there)."""
+        if self.unversioned_since is None or self.typed_at is None or self.unsaved:
+            return
+        paused = now - self.typed_at >= settings.DOCUMENT_VERSION_PAUSE_SECONDS
+        if not paused and now - self.unversioned_since < settings.DOCUMENT_VERSION_INTERVAL:
+            return
+        self.unversioned_since = self.typed_at = None
+        try:
+            await database(documents.checkpoint_document)(
+                document_id=self.document_id, text=str(self.text)
+            )
+        except Exception:
+            log.exception("could not record a version of document %s", self.document_id)
+
     async def tick(self, now: float, keepalive: float) -> None:
-        """Keep quiet sockets alive; forget other processes' awareness entries gone stale."""
+        """Keep quiet sockets alive; forget other processes' awareness entries gone stale;
+        record a version when typing pauses."""
+        await self.version_if_paused(now)
         quiet = [peer for peer, state in self.peers.items() if now - state.last_sent >= keepalive]
         if quiet:
             ping = yprotocol.sync_step1(self.doc.get_state())
             for peer in quiet:
                 await self._send(peer, ping)
-        stale = [
-            client_id
-            for client_id, seen in self._remote_awareness_seen.items()
-            if now - seen > REMOTE_AWARENESS_TIMEOUT
-        ]
-        if stale:
-            gone = []
-            for client_id in stale:
-                self._remote_awareness_seen.pop(client_id, None)
-                entry = self.awareness.pop(client_id, None)
-                if entry is not None:
-                    gone.append(AwarenessEntry(client_id, entry.clock + 1, "null"))
-                    self._removed_clock[client_id] = entry.clock + 1
-            if gone:
-                await self._share_awareness(gone, exclude=None)
-
-
-def _verified(entry: AwarenessEntry, peer: Peer) -> AwarenessEntry:
-    """Stamp who really sent an awareness state: ``"collab": {"username", "can_edit"}`` (a
-    client chooses its display name and colour, but cannot pass itself off as someone else)."""
-    state = json.loads(entry.state_json)
-    state["collab"] = {"username": peer.label, "can_edit": peer.can_edit}
-    return AwarenessEntry(entry.client_id, entry.clock, json.dumps(state, separators=(",", ":")))
+        gone = self.awareness.expire(now)
+        if gone:
+            await self._share_awareness(gone, exclude=None)
 
 
 def _merge_by_author(batch: list[_Pending]) -> list[documents.PendingUpdate]:
@@ -419,7 +471,12 @@ class RoomManager:
         self._dirty: set[Room] = set()
         self._flusher: asyncio.Task[None] | None = None
         self._flush_lock = asyncio.Lock()
+        # Rooms whose last batch failed on its own: retried after a pause, without holding up
+        # the flushes of the other rooms.
+        self._retry: set[Room] = set()
+        self._retrier: asyncio.Task[None] | None = None
         self._ticker: asyncio.Task[None] | None = None
+        self._closing = False
 
     # --- one ticker per process: keep-alive of every socket, catch-up of every room ---------
 
@@ -430,7 +487,8 @@ class RoomManager:
     async def _tick_forever(self) -> None:
         keepalive = settings.DOCUMENT_KEEPALIVE_SECONDS
         catchup = settings.DOCUMENT_CATCHUP_SECONDS
-        tick = max(0.05, min(keepalive / 3, catchup / 3, 2.0))
+        pause = settings.DOCUMENT_VERSION_PAUSE_SECONDS
+        tick = max(0.05, min(keepalive / 3, catchup / 3, pause / 2, 2.0))
         last_catchup = time.monotonic()
         while self.rooms:
             await asyncio.sleep(tick)
@@ -461,7 +519,7 @@ class RoomManager:
             return
         for room in rooms:
             if room.document_id in found and not room.closed:
-                await room._apply_rows(*found[room.document_id])
+                await room.apply_rows(*found[room.document_id])
 
     # --- persistence: the rooms of this process flush together, one transaction per tick ---
 
@@ -477,10 +535,21 @@ class RoomManager:
             if not await self.flush_rooms(rooms):
                 await asyncio.sleep(1.0)  # the database is unavailable: retry, keep the updates
 
+    def _schedule_retry(self) -> None:
+        if self._retrier is None or self._retrier.done():
+            self._retrier = asyncio.create_task(self._retry_later())
+
+    async def _retry_later(self) -> None:
+        await asyncio.sleep(FAILED_FLUSH_RETRY_SECONDS)
+        rooms, self._retry = list(self._retry), set()
+        for room in rooms:
+            if not room.closed:
+                self.request_flush(room)
+
     async def flush_rooms(self, rooms: list[Room]) -> bool:
         """Write the pending updates of ``rooms`` in one transaction, then acknowledge them."""
         async with self._flush_lock:
-            batches = [(room, batch) for room in rooms if (batch := room._take_batch())]
+            batches = [(room, batch) for room in rooms if (batch := room.take_batch())]
             if not batches:
                 return True
             try:
@@ -490,12 +559,24 @@ class RoomManager:
             except Exception:
                 log.exception("could not persist the updates of %d documents", len(batches))
                 for room, batch in batches:
-                    room._restore_batch(batch)
+                    room.restore_batch(batch)
                     if not room.closed:
                         self._dirty.add(room)
                 return False
+            failed = False
             for room, batch in batches:
-                await room._after_flush(batch, results.get(room.document_id))
+                result = results.get(room.document_id)
+                if isinstance(result, documents.AppendFailure):
+                    # Only this document's batch was rolled back: keep it, retry it later;
+                    # the other rooms of the flush are acknowledged below as usual.
+                    failed = True
+                    room.restore_batch(batch)
+                    if not room.closed:
+                        self._retry.add(room)
+                else:
+                    await room.after_flush(batch, result)
+            if failed:
+                self._schedule_retry()
             return True
 
     def _lock(self, document_id: int) -> asyncio.Lock:
@@ -517,15 +598,22 @@ class RoomManager:
         async with self._lock(room.document_id):
             if room.peers or self.rooms.get(room.document_id) is not room:
                 return
+            await room.flush()
+            if room.unsaved and not self._closing:
+                # Its batch could not be written: the room is the only copy of those edits.
+                log.error("document %s has unsaved edits; keeping its room", room.document_id)
+                room.unload_when_idle()
+                return
             del self.rooms[room.document_id]
             await self.relay.unsubscribe(room.document_id)
             await room.close()
 
     async def close(self) -> None:
+        self._closing = True
         for room in list(self.rooms.values()):
             room.peers.clear()
             await self.unload(room)
-        for task in (self._ticker, self._flusher):
+        for task in (self._ticker, self._flusher, self._retrier):
             if task is not None:
                 task.cancel()
         await self.relay.close()

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from pycrdt import get_state
+from pycrdt import Doc, get_state
 
 MESSAGE_SYNC = 0
 MESSAGE_AWARENESS = 1
@@ -176,6 +176,40 @@ def parse_awareness_update(update: bytes) -> tuple[AwarenessEntry, ...]:
         entries.append(AwarenessEntry(client_id=client_id, clock=clock, state_json=state_json))
     reader.done()
     return tuple(entries)
+
+
+def decode_state_vector(payload: bytes) -> dict[int, int]:
+    reader = _Reader(payload)
+    vector = {}
+    for _ in range(reader.var_uint()):
+        client = reader.var_uint()
+        vector[client] = reader.var_uint()
+    reader.done()
+    return vector
+
+
+def encode_state_vector(vector: dict[int, int]) -> bytes:
+    out = [var_uint(len(vector))]
+    for client, clock in vector.items():
+        out += [var_uint(client), var_uint(clock)]
+    return b"".join(out)
+
+
+def missing_by_client(doc: Doc, state_vector: bytes) -> list[bytes]:
+    """What a peer whose state is ``state_vector`` lacks of ``doc``, as one update per Yjs
+    client (each also carries the delete set), for answers too large for one message. Yjs
+    applies them in any order: an item whose origin is in a later part waits for it."""
+    theirs = decode_state_vector(state_vector)
+    ours = decode_state_vector(doc.get_state())
+    parts = []
+    for client, clock in ours.items():
+        if theirs.get(client, 0) >= clock:
+            continue
+        # "I have every other client's items, and this client's up to where I am."
+        vector = dict(ours)
+        vector[client] = theirs.get(client, 0)
+        parts.append(doc.get_update(encode_state_vector(vector)))
+    return parts or [doc.get_update(state_vector)]
 
 
 def encode_awareness_update(entries: list[AwarenessEntry] | tuple[AwarenessEntry, ...]) -> bytes:

@@ -3,26 +3,24 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from agents.memory import services as memory
+from collab.core import hooks
+from collab.core.hooks import PostedMessage
 from collab.realtime import broadcast
 from collab.tasks import task_templates
 from collab.tasks.models import Document, Message, Task, TaskStatus, TaskStatusChange
 from collab.workspaces.models import Membership
-
-
-def _require_editor(membership: Membership) -> None:
-    if not membership.can_edit:
-        raise PermissionDenied("Viewers can read but not change this workspace.")
+from collab.workspaces.permissions import require_editor, require_task_editor
 
 
 @transaction.atomic
 def create_task(*, membership: Membership, title: str, goal: str = "", template: str = "") -> Task:
     """A task, free-form or started from a template (its document then starts with the
     template's skeleton)."""
-    _require_editor(membership)
+    require_editor(membership)
     title = title.strip()
     template = template.strip()
     errors = {}
@@ -45,12 +43,13 @@ def create_task(*, membership: Membership, title: str, goal: str = "", template:
         created_by=membership.user,
     )
     Document.objects.create(task=task, text=task_templates.skeleton(template))
+    hooks.task_created(task=task)
     return task
 
 
 @transaction.atomic
 def set_task_status(*, membership: Membership, task: Task, status: str) -> Task:
-    _require_editor(membership)
+    require_task_editor(membership, task)
     if status not in TaskStatus.values:
         raise ValidationError({"status": f"Unknown status {status!r}."})
     current = Task.objects.select_for_update().values_list("status", flat=True).get(pk=task.pk)
@@ -64,7 +63,7 @@ def set_task_status(*, membership: Membership, task: Task, status: str) -> Task:
     task.save(update_fields=["status", "updated_at"])
     transaction.on_commit(lambda: broadcast.task_changed(task.pk))
     if status == TaskStatus.DONE:
-        memory.task_finished(task_id=task.pk)
+        hooks.task_finished(task=task)
     return task
 
 
@@ -80,27 +79,37 @@ def validate_message_body(body: str) -> str:
     return body
 
 
+def create_message(
+    *, task_id: int, kind: str, body: str, author: User | None = None, author_name: str
+) -> Message:
+    """Store a chat message and bump the task's ``updated_at``: the one way a message is made,
+    for people (``post_message``), agents and the system. The caller validates ``body``, checks
+    access and registers the broadcast on commit."""
+    message = Message.objects.create(
+        task_id=task_id, kind=kind, author=author, author_name=author_name, body=body
+    )
+    Task.objects.filter(pk=task_id).update(updated_at=message.created_at)
+    return message
+
+
 @transaction.atomic
-def post_message(*, membership: Membership, task: Task, body: str) -> Message:
-    _require_editor(membership)
-    if task.workspace_id != membership.workspace_id:
-        raise PermissionDenied("That task belongs to another workspace.")
+def post_message(*, membership: Membership, task: Task, body: str) -> PostedMessage:
+    """A person's chat message: stored, told to the ``message_posted`` hooks (the agents start
+    the turns it triggers, memory applies a "remember that ..."), broadcast on commit."""
+    require_task_editor(membership, task)
     body = validate_message_body(body)
     user = membership.user
-    message = Message.objects.create(
-        task=task,
-        author=user,
+    message = create_message(
+        task_id=task.pk,
         kind=Message.Kind.HUMAN,
+        author=user,
         author_name=user.get_username(),
         body=body,
     )
-    Task.objects.filter(pk=task.pk).update(updated_at=message.created_at)
-    from agents.services import handle_human_message  # agents depend on tasks, not back
-
-    # First, so that on commit the turns it starts are enqueued before the message is rendered
-    # and published: a worker can start meanwhile. (Only an agent that joins the task with this
-    # message goes before its turn: pages need its card for the turn's events.)
-    handle_human_message(message=message)
-    memory.message_posted(message=message, membership=membership)
+    message.task = task  # the hooks read it; saves a query
+    # First, so that on commit the turns the hooks start are enqueued before the message is
+    # rendered and published: a worker can start meanwhile. (Only an agent that joins the task
+    # with this message goes before its turn: pages need its card for the turn's events.)
+    reports = hooks.message_posted(message=message, membership=membership)
     transaction.on_commit(lambda: broadcast.chat_message(message.pk, message=message))
-    return message
+    return PostedMessage.from_reports(message, reports)

@@ -1,11 +1,13 @@
-"""The task templates a task can start from (the data files in agents/task_templates, read by
-agents/policies/templates.py). ``Task.template`` stores the kind; empty means free-form."""
+"""The task templates a task can start from. ``Task.template`` stores the kind; empty means
+free-form. The templates themselves come from the ``task_templates`` hook (the agents app
+serves its data files, agents/task_templates/*.toml); with no hook there is only free-form."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.policies.templates import TaskTemplate, load_templates
+from collab.core import hooks
+from collab.core.hooks import TaskTemplateLike
 
 FREE_FORM_LABEL = "Free-form"
 
@@ -17,8 +19,11 @@ class TemplateInfo:
     description: str
 
 
-def known_templates() -> dict[str, TaskTemplate]:
-    return dict(load_templates())
+def known_templates() -> dict[str, TaskTemplateLike]:
+    found: dict[str, TaskTemplateLike] = {}
+    for templates in hooks.task_templates():
+        found.update(templates)
+    return found
 
 
 def template_choices() -> list[tuple[str, str]]:

@@ -4,12 +4,12 @@ from typing import Any
 
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from agents.memory import services as memory
+from collab.core import hooks
 from collab.lib.markdown import render_markdown
 from collab.lib.requests import AuthedRequest
 from collab.lib.textdiff import change_size, diff_lines
@@ -51,22 +51,16 @@ def task_list(request: AuthedRequest, workspace_id: int) -> HttpResponse:
     return render(request, "tasks/task_list.html", context, status=http_status)
 
 
-def _attach_feedback(request: AuthedRequest, task_id: int, messages: list[dict[str, Any]]) -> None:
-    """Agent messages carry the person's feedback widget (one query for the page)."""
-    from agents.selectors import (  # agents depend on tasks, not back
-        attach_message_assumptions,
-        attach_message_feedback,
-    )
-
-    attach_message_feedback(request.user, task_id, messages)
-    attach_message_assumptions(task_id, messages)
+def _attach_fragments(request: AuthedRequest, task_id: int, messages: list[dict[str, Any]]) -> None:
+    """What the hooks show beside messages (e.g. an agent message's feedback widget)."""
+    hooks.message_fragments(task_id=task_id, messages=messages, viewer=request.user)
 
 
 @login_required
 def task_detail(request: AuthedRequest, task_id: int) -> HttpResponse:
     access = selectors.get_task_access(request.user, task_id)
     messages = [message_event(m) for m in selectors.list_messages(access.task)]
-    _attach_feedback(request, access.task.pk, messages)
+    _attach_fragments(request, access.task.pk, messages)
     context = {
         "task": access.task,
         "task_template": template_info(access.task.template),
@@ -79,6 +73,8 @@ def task_detail(request: AuthedRequest, task_id: int) -> HttpResponse:
         "status_form": StatusForm(initial={"status": access.task.status}),
         "statuses": TaskStatus.choices,
     }
+    for extra in hooks.task_page_context(task=access.task, membership=access.membership):
+        context.update(extra)
     return render(request, "tasks/task_detail.html", context)
 
 
@@ -91,7 +87,7 @@ def older_messages(request: AuthedRequest, task_id: int) -> HttpResponse:
     except (KeyError, ValueError):
         return HttpResponse("before must be a message id", status=400)
     messages = [message_event(m) for m in selectors.list_messages(access.task, before=before)]
-    _attach_feedback(request, access.task.pk, messages)
+    _attach_fragments(request, access.task.pk, messages)
     return render(
         request,
         "tasks/task_detail.html#older-messages",
@@ -113,7 +109,7 @@ def newer_messages(request: AuthedRequest, task_id: int) -> HttpResponse:
     except (KeyError, ValueError):
         return HttpResponse("after must be a message id", status=400)
     messages = [message_event(m) for m in selectors.list_messages_after(access.task, after=after)]
-    _attach_feedback(request, access.task.pk, messages)
+    _attach_fragments(request, access.task.pk, messages)
     return render(
         request,
         "tasks/task_detail.html#newer-messages",
@@ -132,14 +128,18 @@ def post_message(request: AuthedRequest, task_id: int) -> HttpResponse:
     form = MessageForm(request.POST)
     if form.is_valid():
         try:
-            message = services.post_message(
+            posted = services.post_message(
                 membership=access.membership, task=access.task, body=form.cleaned_data["body"]
             )
         except ValidationError as exc:
             form.add_error("body" if hasattr(exc, "error_dict") else None, exc)
+        except PermissionDenied as exc:
+            # Demoted (or never an editor): say so where they typed, keep their text, and
+            # answer with the read-only chat footer; a 403 logged on one line, no traceback.
+            return _chat_refused(request, access, str(exc))
         else:
             # What a "remember that …" / "forget …" did: for the person who said it only.
-            notice = memory.notice_for_author(message)
+            notice = posted.memory_notice
             if request.htmx:
                 # The message itself arrives over the WebSocket, like everyone else's.
                 return render(
@@ -163,6 +163,16 @@ def post_message(request: AuthedRequest, task_id: int) -> HttpResponse:
             status=400,
         )
     return HttpResponse(" ".join(str(e) for errs in form.errors.values() for e in errs), status=400)
+
+
+def _chat_refused(request: AuthedRequest, access: Any, reason: str) -> HttpResponse:
+    detail = f"Your message was not sent: {reason} Copy it if you need it; reload to see your role."
+    if request.htmx:
+        html = render(
+            request, "tasks/_chat_error.html", {"detail": detail, "oob": False}
+        ).content.decode()
+        return HttpResponse(html, status=403)
+    return HttpResponse(detail, status=403, content_type="text/plain; charset=utf-8")
 
 
 @login_required

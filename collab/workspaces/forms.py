@@ -7,6 +7,13 @@ from collab.workspaces.models import INSTRUCTIONS_MAX_CHARS, Role
 
 class WorkspaceForm(forms.Form):
     name = forms.CharField(max_length=120)
+    agent_name = forms.CharField(
+        max_length=32,
+        required=False,
+        label="Its agent's name",
+        help_text="The workspace comes with an AI agent that people @mention in a task's chat. "
+        "Empty: Assistant.",
+    )
 
 
 class InvitationForm(forms.Form):

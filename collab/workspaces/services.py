@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from collab.audit.models import AuditEvent
 from collab.audit.services import record_event
+from collab.core import hooks
 from collab.realtime import broadcast
 from collab.workspaces.models import (
     INSTRUCTIONS_MAX_CHARS,
@@ -32,13 +33,16 @@ def hash_token(token: str) -> str:
 
 
 @transaction.atomic
-def create_workspace(*, owner: User, name: str) -> Workspace:
+def create_workspace(*, owner: User, name: str, agent_name: str = "") -> Workspace:
+    """A workspace owned by ``owner``; the ``workspace_created`` hooks add what comes with one
+    (e.g. its default agent, named ``agent_name`` when given)."""
     name = name.strip()
     if not name:
         raise ValidationError({"name": "A workspace needs a name."})
     workspace = Workspace.objects.create(name=name)
     Membership.objects.create(workspace=workspace, user=owner, role=Role.OWNER)
     record_event(actor=owner, action=Action.WORKSPACE_CREATED, workspace=workspace, target=name)
+    hooks.workspace_created(workspace=workspace, owner=owner, agent_name=agent_name.strip())
     return workspace
 
 
@@ -105,6 +109,8 @@ def change_role(*, actor: Membership, membership: Membership, role: str) -> Memb
         target=membership.user.get_username(),
         data={"from": old_role, "to": role},
     )
+    user_id = membership.user_id  # their open sockets take the new role at once
+    transaction.on_commit(lambda: broadcast.access_changed(user_id))
     return membership
 
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -23,7 +22,9 @@ def workspace_list(request: AuthedRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 workspace = services.create_workspace(
-                    owner=request.user, name=form.cleaned_data["name"]
+                    owner=request.user,
+                    name=form.cleaned_data["name"],
+                    agent_name=form.cleaned_data["agent_name"],
                 )
             except ValidationError as exc:
                 form.add_error(None, exc)
@@ -186,7 +187,10 @@ def invitation(request: AuthedRequest, token: str) -> HttpResponse:
     if found is None:
         raise Http404("This invitation link is not valid.")
     if not request.user.is_authenticated:
-        return redirect_to_login(request.get_full_path(), reverse("accounts:signup"))
+        # Say what the link is for, then sign up or log in and come back here to join.
+        return render(
+            request, "workspaces/invitation.html", {"invitation": found, "next": request.path}
+        )
     if request.method == "POST":
         try:
             membership = services.accept_invitation(user=request.user, token=token)

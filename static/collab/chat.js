@@ -5,6 +5,12 @@
 // closes that htmx does not retry (Daphne ends sockets after its websocket timeout, servers
 // going down for a restart send 1001); a resync of the messages missed while disconnected;
 // scrolling; local times; Enter to send. See docs/protocol.md for the close codes.
+//
+// A final close (4403: no longer a member, ...) ends the socket for good: nothing reconnects
+// it. Any other close may hide one: the server refuses the handshake of someone who lost
+// access (the browser sees 1006, like a dropped network), and a close frame can be lost. So
+// after every other close the page asks for itself: a task page that answers 404 or 403 means
+// the access ended, and the pane says "no longer a member" instead of reconnecting for ever.
 (function () {
   "use strict";
 
@@ -13,6 +19,7 @@
     live: "live",
     reconnecting: "reconnecting…",
     closed: "disconnected",
+    offline: "offline",
   };
   // htmx reconnects by itself after these (abnormal closure, server error, restart, try later).
   var HTMX_RETRIES = [1006, 1011, 1012, 1013];
@@ -21,6 +28,7 @@
 
   var opened = false;
   var retries = 0;
+  var ended = false; // a final close: no reconnecting, whoever asks (htmx, "online", us)
 
   function pane() {
     return document.getElementById("chat");
@@ -87,13 +95,25 @@
     localTimes(list);
   }
 
+  // In the time zone the person chose in Settings (<body data-time-zone>), else the browser's.
+  function zoned(options) {
+    var zone = document.body && document.body.dataset.timeZone;
+    if (zone) options.timeZone = zone;
+    return options;
+  }
+
   function localTimes(root) {
     root.querySelectorAll("li.message time[datetime]:not([data-local])").forEach(function (el) {
       var when = new Date(el.getAttribute("datetime"));
       if (isNaN(when)) return;
       el.dataset.local = "1";
-      el.title = when.toLocaleString();
-      el.textContent = when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+      try {
+        el.title = when.toLocaleString([], zoned({ timeZoneName: "short" }));
+        el.textContent = when.toLocaleTimeString([], zoned({ hour: "2-digit", minute: "2-digit" }));
+      } catch (e) { // a zone this browser does not know
+        el.title = when.toLocaleString();
+        el.textContent = when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+      }
     });
   }
 
@@ -108,15 +128,52 @@
     });
   }
 
+  // The ws extension's own socket wrapper (in htmx's data of the pane): its retry timers call
+  // its init, which is made a no-op once the socket has ended for good.
+  function wrapper() {
+    var el = pane();
+    return el && el["htmx-internal-data"] && el["htmx-internal-data"].webSocket;
+  }
+
+  function end(label) {
+    ended = true;
+    show("closed", label);
+    var socket = wrapper();
+    if (socket) {
+      socket.init = function () {};
+      if (socket.socket && socket.socket.readyState <= 1) socket.socket.close();
+    }
+  }
+
+  // After a close that is not final: is this page still ours? (404 or 403: the access ended.)
+  // A network error or any other answer leaves the reconnecting to htmx and to us.
+  function checkAccess() {
+    if (!window.fetch) return;
+    fetch(window.location.pathname, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (response) {
+        if (!ended && (response.status === 404 || response.status === 403)) {
+          end(FINAL[4403]);
+        }
+      })
+      .catch(function () {});
+  }
+
   var stick = true;
 
   document.addEventListener("htmx:wsConnecting", function () {
+    if (ended) return;
     show(opened ? "reconnecting" : "connecting");
   });
 
   document.addEventListener("htmx:wsOpen", function () {
+    if (ended) return;
     retries = 0;
-    if (opened) resync();
+    if (opened) {
+      resync();
+      // What else changed while the socket was away (agent cards, questions, the status):
+      // task_page.js reads the page again.
+      document.dispatchEvent(new CustomEvent("collab:reconnected"));
+    }
     opened = true;
     show("live");
   });
@@ -125,18 +182,26 @@
     var code = event.detail.event.code;
     var socket = event.detail.socketWrapper;
     var elt = event.detail.elt || event.target;
+    if (ended) return;
+    // A socket this page already replaced (a reconnect closes the one it replaces, with 1005):
+    // its close says nothing about the connection, and reconnecting for it would close the
+    // new socket in turn, and so on, a socket a second for as long as the page is open.
+    var current = wrapper();
+    var closed = event.detail.event.target;
+    if (current && current.socket && closed && closed !== current.socket) return;
     if (FINAL[code]) {
-      show("closed", FINAL[code]);
+      end(FINAL[code]);
       return;
     }
     if (!document.body.contains(elt)) return;
     show("reconnecting");
+    if (opened) checkAccess();
     if (HTMX_RETRIES.indexOf(code) >= 0) return;
     // A normal close from the server (1000, 1001, 1005): come back, with a growing pause.
     var delay = Math.min(30000, 1000 * Math.pow(2, retries)) * (0.5 + Math.random() / 2);
     retries += 1;
     setTimeout(function () {
-      if (document.body.contains(elt) && socket && socket.reconnect) socket.reconnect();
+      if (!ended && document.body.contains(elt) && socket && socket.reconnect) socket.reconnect();
     }, delay);
   });
 
@@ -157,6 +222,66 @@
     }
     var list = document.getElementById("messages");
     if (list) localTimes(list);
+  });
+
+  // A refused post (403: no longer an editor; 429; 5xx) leaves the text in the box and says
+  // why under it. htmx swaps only 2xx answers by itself.
+  document.addEventListener("htmx:responseError", function (event) {
+    var elt = event.detail.elt;
+    if (!elt || !elt.closest || !elt.closest("#chat-form")) return;
+    var xhr = event.detail.xhr;
+    var errors = document.getElementById("chat-errors");
+    if (!errors) return;
+    var html = xhr && xhr.responseText && /id="chat-errors"/.test(xhr.responseText) ? xhr.responseText : null;
+    if (html) {
+      var holder = document.createElement("div");
+      holder.innerHTML = html; // rendered and escaped by the server (tasks/_chat_error.html)
+      var fresh = holder.querySelector("#chat-errors");
+      errors.replaceChildren.apply(errors, Array.prototype.slice.call(fresh.childNodes));
+    } else {
+      var p = document.createElement("p");
+      p.className = "error";
+      p.textContent = "Your message was not sent (" + (xhr ? xhr.status : "no answer") + "). Try again.";
+      errors.replaceChildren(p);
+    }
+    if (xhr && xhr.status === 403) {
+      var button = document.querySelector("#chat-form button[type=submit]");
+      if (button) button.disabled = true;
+    }
+  });
+
+  document.addEventListener("htmx:sendError", function (event) {
+    var elt = event.detail.elt;
+    if (!elt || !elt.closest || !elt.closest("#chat-form")) return;
+    var errors = document.getElementById("chat-errors");
+    if (!errors) return;
+    var p = document.createElement("p");
+    p.className = "error";
+    p.textContent = "You are offline: your message was not sent. It is still in the box.";
+    errors.replaceChildren(p);
+  });
+
+  // A successful post clears an earlier error.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var elt = event.detail.elt;
+    if (!event.detail.successful || !elt || !elt.closest || !elt.closest("#chat-form")) return;
+    var errors = document.getElementById("chat-errors");
+    if (errors) errors.replaceChildren();
+  });
+
+  // The browser knows the network is gone before the socket does (it only notices after a
+  // timeout): say "offline" at once, and reconnect as soon as the network is back.
+  window.addEventListener("offline", function () {
+    if (ended) return;
+    show("offline", "offline");
+  });
+  window.addEventListener("online", function () {
+    if (ended) return;
+    show("reconnecting");
+    // A socket that looked open through the outage may be dead: open a fresh one (the ws
+    // extension's wrapper, in htmx's data of the pane); wsOpen then fetches what was missed.
+    var current = wrapper();
+    if (current && current.init) current.init();
   });
 
   document.addEventListener("keydown", function (event) {

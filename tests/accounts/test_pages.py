@@ -179,3 +179,31 @@ def test_pages_name_an_icon_that_is_served(client):
     icon = client.get(match.group(1))
     assert icon.status_code == 200
     assert b"<svg" in b"".join(icon.streaming_content)
+
+
+def test_settings_saves_a_time_zone_that_later_pages_and_logins_use(
+    as_user, client: Client, alice: User
+) -> None:
+    from collab.accounts.models import Preferences
+
+    signed_in = as_user(alice)
+    form = {"form": "profile", "first_name": "Alice", "email": "", "time_zone": "Asia/Tokyo"}
+    assert signed_in.post(reverse("accounts:settings"), form).status_code == 302
+
+    assert Preferences.objects.get(user=alice).time_zone == "Asia/Tokyo"
+    page = signed_in.get(reverse("accounts:settings")).content.decode()
+    assert 'data-time-zone="Asia/Tokyo"' in page
+    assert '<option value="Asia/Tokyo" selected>' in page
+    # a later login brings it back in the session
+    assert client.login(username="alice", password=PASSWORD)
+    later = client.get(reverse("accounts:settings")).content.decode()
+    assert 'data-time-zone="Asia/Tokyo"' in later
+
+
+def test_settings_refuses_an_unknown_time_zone_with_400(as_user, alice: User) -> None:
+    form = {"form": "profile", "first_name": "", "email": "", "time_zone": "Mars/Olympus"}
+    response = as_user(alice).post(reverse("accounts:settings"), form)
+
+    assert response.status_code == 400
+    assert "Mars/Olympus is not one of the available choices" in response.content.decode()
+    assert 'data-time-zone="' not in response.content.decode()

@@ -1,15 +1,39 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 
-from agents import services
+from agents import enqueue
 from agents.models import Agent, ModelProfile, Provider
+from agents.services import agents as agent_services
 from collab.tasks.models import Task
 from collab.workspaces.models import Workspace
 from tests import factories
+
+
+@dataclass(frozen=True)
+class SentJob:
+    name: str
+    args: tuple[Any, ...]
+    countdown: float | None
+
+
+@pytest.fixture
+def sent_jobs(monkeypatch: pytest.MonkeyPatch) -> list[SentJob]:
+    """The jobs sent by name (``agents.enqueue.send_job``), recorded instead of reaching the
+    broker."""
+    sent: list[SentJob] = []
+
+    def record(name: str, *args: Any, countdown: float | None = None) -> bool:
+        sent.append(SentJob(name, args, countdown))
+        return True
+
+    monkeypatch.setattr(enqueue, "send_job", record)
+    return sent
 
 
 @pytest.fixture
@@ -33,7 +57,7 @@ def make_agent(
 
     def make(name: str = "Mira", behaviour: str = "echo", **fields: object) -> Agent:
         owner = factories.membership_of(workspace, alice)
-        return services.create_agent(
+        return agent_services.create_agent(
             membership=owner, name=name, model_profile=make_profile(behaviour), **fields
         )
 

@@ -10,8 +10,11 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import User
 
-from agents import llm, services, turns
+from agents.engine import runner
+from agents.llm import embedded
 from agents.models import Action, Agent, ModelCall, TurnStatus
+from agents.services import agents as agent_services
+from agents.services import turns as turn_services
 from collab.tasks import services as task_services
 from collab.tasks.models import Message, Task
 from collab.workspaces.models import Workspace
@@ -19,9 +22,9 @@ from tests import factories
 
 
 def test_embedded_model_file_is_found_in_its_package_and_matches_its_hash() -> None:
-    path = llm.embedded_model_path()
+    path = embedded.embedded_model_path()
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
-    llm.verify_model_file(path)
+    embedded.verify_model_file(path)
 
 
 # A real CPU inference: a few seconds alone, much longer on a busy 2-core machine.
@@ -29,7 +32,7 @@ def test_embedded_model_file_is_found_in_its_package_and_matches_its_hash() -> N
 def test_an_agent_with_no_profile_answers_with_the_embedded_model(
     workspace: Workspace, alice: User, bob: User, task: Task
 ) -> None:
-    agent: Agent = services.create_agent(
+    agent: Agent = agent_services.create_agent(
         membership=factories.membership_of(workspace, alice), name="Local"
     )
     task_services.post_message(
@@ -39,7 +42,7 @@ def test_an_agent_with_no_profile_answers_with_the_embedded_model(
     )
     turn = agent.turns.get()
 
-    outcome = turns.run_turn(turn_id=turn.pk)
+    outcome = runner.run_turn(turn_id=turn.pk)
 
     turn.refresh_from_db()
     assert outcome in (TurnStatus.DONE, TurnStatus.WAITING)
@@ -66,5 +69,66 @@ def _no_jobs(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
     def skip(turn_id: int) -> None:
         return None
 
-    monkeypatch.setattr(services, "enqueue_turn", skip)
+    monkeypatch.setattr(turn_services, "enqueue_turn", skip)
     return skip
+
+
+@pytest.mark.parametrize(
+    ("load", "cores", "threads"),
+    [
+        (0.1, 2, (1, 2)),  # a quiet machine: the prompt on both cores
+        (1.2, 2, (1, 1)),  # one core busy elsewhere: a thread of ours would wait for it
+        (7.5, 2, (1, 1)),
+        (0.0, 16, (1, 4)),
+        (30.0, 1, (1, 1)),
+    ],
+)
+def test_threads_fit_the_machines_load(load: float, cores: int, threads: tuple[int, int]) -> None:
+    assert embedded.threads_for(load, cores) == threads
+
+
+@pytest.mark.timeout(600)
+def test_the_reply_mask_forbids_exactly_the_tokens_with_control_characters() -> None:
+    llama = embedded._llama(str(embedded.embedded_model_path()))
+    mask = embedded.control_token_mask(llama)
+
+    (newline,) = llama.tokenize(b"\n", add_bos=False, special=False)
+    assert mask[newline]
+    for word in (b"Hello", b" Lisbon", b"."):
+        assert not any(mask[t] for t in llama.tokenize(word, add_bos=False, special=False))
+    assert not mask[llama.token_eos()]  # the reply can still end
+    banned = [t for t in range(llama.n_vocab()) if mask[t]]
+    assert banned
+    assert all(
+        any(b < 0x20 or b == 0x7F for b in llama.detokenize([t], special=False)) for t in banned
+    )
+
+
+@pytest.mark.timeout(600)
+def test_the_warm_up_leaves_the_prompts_constant_head_evaluated() -> None:
+    from agents.llm.embedded_reply import SYSTEM, prompt
+
+    llama = embedded._llama(str(embedded.embedded_model_path()))
+    cache = llama.cache
+    llama.set_cache(None)  # nothing evaluated before counts
+    llama.reset()
+    llama.create_completion("Something else entirely.", max_tokens=1)
+    try:
+        embedded.warm_embedded_model(("Assistant",))
+    finally:
+        llama.set_cache(cache)
+
+    system, _ = prompt(
+        agent="Assistant",
+        requester="ana",
+        title="Lisbon offsite",
+        goal="",
+        document="",
+        chat=[],
+        request="hi",
+    )
+    head = llama.tokenize(system.encode(), add_bos=False, special=False)
+    evaluated = [int(t) for t in llama._input_ids]
+    assert system.startswith(SYSTEM)
+    at = next(i for i in range(len(evaluated)) if evaluated[i : i + len(head)] == head)
+    assert at < 8  # right after the chat template's opening tokens: nothing to evaluate again

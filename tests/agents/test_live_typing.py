@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from agents import llm, services, turns
+from agents.engine import runner
+from agents.llm import fakes
 from agents.models import Action, Agent, AgentMode, Trigger, Turn, TurnStatus
+from agents.services import live_typing
+from agents.services import turns as turn_services
 from collab.lib import ytext
 from collab.realtime import relay
 from collab.tasks import documents
@@ -28,7 +31,7 @@ AFTER = BEFORE.replace(FIND, REPLACE)
 
 @pytest.fixture
 def typist(make_agent: Callable[..., Agent]) -> Agent:
-    llm.register_fake_behaviour(
+    fakes.register_fake_behaviour(
         "retype-venue",
         lambda messages: json.dumps(
             {"actions": [{"kind": "edit", "text": "", "find": FIND, "replace": REPLACE}]}
@@ -52,8 +55,8 @@ def _agent_rows(task: Task) -> int:
 
 def _run(agent: Agent, task: Task) -> Turn:
     documents.apply_text_edit(task=task, new_text=BEFORE, author_label="bob")
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
-    turns.run_turn(turn_id=turn.pk)
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    runner.run_turn(turn_id=turn.pk)
     return turn
 
 
@@ -105,7 +108,7 @@ def test_a_person_typing_while_the_agent_types_keeps_their_words(
     task: Task, typist: Agent, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.AGENTS_TYPING_SECONDS = 0.05
-    real_step = services._type_step
+    real_step = live_typing.type_step
     steps = 0
 
     def step_then_bob_types(typing: Any) -> bool:
@@ -119,7 +122,7 @@ def test_a_person_typing_while_the_agent_types_keeps_their_words(
             )
         return done
 
-    monkeypatch.setattr(services, "_type_step", step_then_bob_types)
+    monkeypatch.setattr(live_typing, "type_step", step_then_bob_types)
 
     _run(typist, task)
 
@@ -132,7 +135,7 @@ class WorkerKilled(Exception):
 
 
 def _kill_after(monkeypatch: pytest.MonkeyPatch, steps: int) -> None:
-    real_step = services._type_step
+    real_step = live_typing.type_step
     calls = 0
 
     def step(typing: Any) -> bool:
@@ -142,12 +145,12 @@ def _kill_after(monkeypatch: pytest.MonkeyPatch, steps: int) -> None:
             raise WorkerKilled
         return real_step(typing)
 
-    monkeypatch.setattr(services, "_type_step", step)
+    monkeypatch.setattr(live_typing, "type_step", step)
 
 
 def _redeliver(turn: Turn) -> str:
     Turn.objects.filter(pk=turn.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
-    return turns.run_turn(turn_id=turn.pk)
+    return runner.run_turn(turn_id=turn.pk)
 
 
 def test_redelivery_after_a_crash_mid_typing_types_only_the_rest(
@@ -155,10 +158,10 @@ def test_redelivery_after_a_crash_mid_typing_types_only_the_rest(
 ) -> None:
     settings.AGENTS_TYPING_SECONDS = 0.05
     documents.apply_text_edit(task=task, new_text=BEFORE, author_label="bob")
-    turn = services.start_turn(agent=typist, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=typist, task=task, trigger=Trigger.ASK)
     _kill_after(monkeypatch, 2)
     with pytest.raises(WorkerKilled):
-        turns.run_turn(turn_id=turn.pk)
+        runner.run_turn(turn_id=turn.pk)
     partial = documents.read_document(task=task).text
     assert partial not in (BEFORE, AFTER)
     monkeypatch.undo()
@@ -179,10 +182,10 @@ def test_a_crash_mid_typing_after_someone_else_wrote_is_reported_not_repeated(
 ) -> None:
     settings.AGENTS_TYPING_SECONDS = 0.05
     documents.apply_text_edit(task=task, new_text=BEFORE, author_label="bob")
-    turn = services.start_turn(agent=typist, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=typist, task=task, trigger=Trigger.ASK)
     _kill_after(monkeypatch, 2)
     with pytest.raises(WorkerKilled):
-        turns.run_turn(turn_id=turn.pk)
+        runner.run_turn(turn_id=turn.pk)
     monkeypatch.undo()
     settings.AGENTS_TYPING_SECONDS = 0.05
     latest = documents.read_document(task=task).text

@@ -7,6 +7,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from agents import llm
+from agents.llm import embedded, fakes, providers
 from agents.models import ModelProfile, Provider
 from agents.schemas import DecisionOut, SmallDecisionOut, json_schema
 
@@ -77,10 +78,19 @@ def test_openai_compatible_profile_builds_a_json_schema_bound_model() -> None:
         timeout_seconds=5,
     )
     model = llm.build_chat_model(profile)
-    response_format = model.kwargs["response_format"]  # type: ignore[attr-defined]
+    assert isinstance(model, providers.OpenAICompatibleChatModel)
+    response_format = model.strict.kwargs["response_format"]
     assert response_format["type"] == "json_schema"
     assert response_format["json_schema"]["schema"] == json_schema(DecisionOut)
-    assert model.bound.model_name == "qwen2.5:0.5b"  # type: ignore[attr-defined]
+    assert model.strict.bound.model_name == "qwen2.5:0.5b"
+    # The JSON-mode fallback (llama-cpp-python's server) carries the same schema, its long
+    # string bounds left to the final validation.
+    loose = model.loose.kwargs["extra_body"]["response_format"]
+    assert loose["type"] == "json_object"
+    assert loose["schema"] == providers.grammar_friendly(json_schema(DecisionOut))
+    assert "maxLength" not in json.dumps(
+        loose["schema"]["$defs"]["ActionOut"]["properties"]["text"]
+    )
 
 
 def test_hosted_profile_without_its_key_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,7 +106,7 @@ def test_model_file_with_another_hash_is_refused(tmp_path: Path) -> None:
     bogus = tmp_path / "model.gguf"
     bogus.write_bytes(b"not a model")
     with pytest.raises(llm.ModelConfigError, match="pinned hash"):
-        llm.verify_model_file(bogus)
+        embedded.verify_model_file(bogus)
 
 
 def test_failing_fake_model_raises_a_model_error() -> None:
@@ -123,7 +133,7 @@ def _draft_for(*preferences: str) -> DecisionOut:
     if preferences:
         prompt += "\n\nWhat the people involved prefer:\n" + "\n".join(preferences)
     prompt += "\n\nChat, oldest first:\n- alice: @Mira draft it [lists=numbered]"
-    model = llm.BehaviourFakeChatModel(behaviour="draft")
+    model = fakes.BehaviourFakeChatModel(behaviour="draft")
     return DecisionOut.model_validate_json(str(model.invoke([HumanMessage(prompt)]).content))
 
 

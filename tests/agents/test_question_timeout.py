@@ -14,7 +14,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from agents import jobs, llm, services, turns
+from agents import enqueue, jobs
+from agents.engine import runner
+from agents.llm import fakes
 from agents.models import (
     Action,
     Agent,
@@ -26,6 +28,8 @@ from agents.models import (
     Turn,
     TurnStatus,
 )
+from agents.services import questions as question_services
+from agents.services import turns as turn_services
 from collab.tasks import documents
 from collab.tasks.models import Message, Task
 from collab.workspaces.models import Workspace
@@ -38,7 +42,7 @@ AFTER = "Venue: Lyon\n"
 @pytest.fixture
 def curious(make_agent: Callable[..., Agent], task: Task) -> Agent:
     """An agent that asks first; once resumed it edits the document (the model changes)."""
-    llm.register_fake_behaviour(
+    fakes.register_fake_behaviour(
         "pick-lyon",
         lambda messages: json.dumps(
             {
@@ -56,8 +60,8 @@ def curious(make_agent: Callable[..., Agent], task: Task) -> Agent:
 
 
 def _ask(agent: Agent, task: Task) -> Question:
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
-    assert turns.run_turn(turn_id=turn.pk) == TurnStatus.WAITING
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    assert runner.run_turn(turn_id=turn.pk) == TurnStatus.WAITING
     agent.model_profile.model = "pick-lyon"  # type: ignore[union-attr]
     agent.model_profile.save()  # type: ignore[union-attr]
     return Question.objects.get(turn=turn)
@@ -74,19 +78,21 @@ def _time_out(agent: Agent, task: Task) -> tuple[Question, Turn]:
     _age(question, 11)
     turn_id = jobs.question_timeout_job(question.pk)
     assert turn_id is not None
-    turns.run_turn(turn_id=turn_id)
+    runner.run_turn(turn_id=turn_id)
     return question, Turn.objects.get(pk=turn_id)
 
 
 @pytest.fixture
-def scheduled(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, int]]:
+def scheduled(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, float | None]]:
     """The timeout checks enqueued, as (args, countdown), instead of sent to the broker."""
-    enqueued: list[tuple[Any, int]] = []
-    monkeypatch.setattr(
-        jobs.question_timeout_job,
-        "apply_async",
-        lambda args, countdown: enqueued.append((args, countdown)),
-    )
+    enqueued: list[tuple[Any, float | None]] = []
+
+    def record(name: str, *args: Any, countdown: float | None = None) -> bool:
+        if name == enqueue.QUESTION_TIMEOUT:
+            enqueued.append((args, countdown))
+        return True
+
+    monkeypatch.setattr(enqueue, "send_job", record)
     return enqueued
 
 
@@ -150,7 +156,7 @@ def test_the_timeout_job_leaves_answered_and_expired_questions_alone(
     workspace: Workspace, bob: User, curious: Agent, task: Task
 ) -> None:
     question = _ask(curious, task)
-    services.answer_question(
+    question_services.answer_question(
         membership=factories.membership_of(workspace, bob), question=question, answer="Lyon"
     )
     _age(question, 11)
@@ -177,7 +183,9 @@ def test_a_job_that_fires_before_a_raised_timeout_waits_for_it(
     task: Task,
     scheduled: list[tuple[Any, int]],
     django_capture_on_commit_callbacks: Any,
+    settings: Any,
 ) -> None:
+    settings.AGENTS_COUNTDOWN_MAX_SECONDS = 3600  # 19 min left: a countdown (else the sweep's)
     question = _ask(curious, task)  # (its own check is enqueued only on a commit: none here)
     Agent.objects.filter(pk=curious.pk).update(question_timeout_minutes=30)
     _age(question, 11)
@@ -196,7 +204,7 @@ def test_a_late_answer_still_reaches_the_agent(
 ) -> None:
     question, _turn = _time_out(curious, task)
 
-    services.answer_question(
+    question_services.answer_question(
         membership=factories.membership_of(workspace, bob), question=question, answer="Nantes"
     )
 
@@ -214,7 +222,7 @@ def test_undo_restores_the_document_and_reopens_the_question(
         task=task, new_text=AFTER + "Dates: May\n", author_label="alice"
     )  # people went on writing
 
-    services.undo_assumption(
+    question_services.undo_assumption(
         membership=factories.membership_of(workspace, bob), assumption=assumption
     )
 
@@ -228,7 +236,7 @@ def test_undo_restores_the_document_and_reopens_the_question(
     assert restore.author == bob  # a new edit, attributed to the person who undid it
     assert "undid Curious's assumption" in Message.objects.filter(task=task).last().body  # type: ignore[union-attr]
     with pytest.raises(ValidationError):
-        services.undo_assumption(
+        question_services.undo_assumption(
             membership=factories.membership_of(workspace, bob), assumption=assumption
         )
 
@@ -237,7 +245,7 @@ def test_viewers_cannot_undo(workspace: Workspace, carol: User, curious: Agent, 
     _question, turn = _time_out(curious, task)
 
     with pytest.raises(PermissionDenied):
-        services.undo_assumption(
+        question_services.undo_assumption(
             membership=factories.membership_of(workspace, carol),
             assumption=Assumption.objects.get(turn=turn),
         )
@@ -287,7 +295,7 @@ def test_the_assumption_message_reaches_pages_with_undo_for_editors_only(
     assert turn_id is not None
 
     with django_capture_on_commit_callbacks(execute=True):
-        turns.run_turn(turn_id=turn_id)
+        runner.run_turn(turn_id=turn_id)
 
     [event] = [e for e in sent if e["type"] == "chat.message" and "assumption" in e["message"]]
     assert event["message"]["body"].endswith("(no answer within 10 min)")

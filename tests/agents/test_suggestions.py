@@ -8,8 +8,11 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from langchain_core.messages import BaseMessage
 
-from agents import llm, services, turns
+from agents.engine import runner
+from agents.llm import fakes
 from agents.models import Action, Agent, AgentMode, Suggestion, Trigger
+from agents.services import suggestions as suggestion_services
+from agents.services import turns as turn_services
 from collab.tasks.models import Document, Task
 from collab.workspaces.models import Workspace
 from tests import factories
@@ -29,7 +32,7 @@ def _document(task: Task) -> str:
 
 @pytest.fixture
 def editor_agent(task: Task, make_agent: Callable[..., Agent]) -> Agent:
-    llm.register_fake_behaviour(
+    fakes.register_fake_behaviour(
         "fix-date",
         _scripted(
             {"kind": "suggest", "text": "The date moved.", "find": "May 3", "replace": "May 10"}
@@ -41,8 +44,8 @@ def editor_agent(task: Task, make_agent: Callable[..., Agent]) -> Agent:
 
 
 def _suggest(task: Task, agent: Agent) -> Suggestion:
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
-    turns.run_turn(turn_id=turn.pk)
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    runner.run_turn(turn_id=turn.pk)
     return Suggestion.objects.get(turn=turn)
 
 
@@ -65,7 +68,7 @@ def test_accepting_a_suggestion_changes_the_document(
     _set_document(task, "Offsite on May 3 in Lyon.\n")
     suggestion = _suggest(task, editor_agent)
 
-    services.accept_suggestion(
+    suggestion_services.accept_suggestion(
         membership=factories.membership_of(workspace, bob), suggestion=suggestion
     )
 
@@ -81,7 +84,7 @@ def test_an_edited_suggestion_applies_the_persons_text(
     _set_document(task, "Offsite on May 3 in Lyon.\n")
     suggestion = _suggest(task, editor_agent)
 
-    services.accept_suggestion(
+    suggestion_services.accept_suggestion(
         membership=factories.membership_of(workspace, bob), suggestion=suggestion, text="May 17"
     )
 
@@ -97,7 +100,7 @@ def test_rejecting_a_suggestion_records_the_outcome(
     _set_document(task, "Offsite on May 3 in Lyon.\n")
     suggestion = _suggest(task, editor_agent)
 
-    services.reject_suggestion(
+    suggestion_services.reject_suggestion(
         membership=factories.membership_of(workspace, bob), suggestion=suggestion
     )
 
@@ -111,10 +114,10 @@ def test_a_suggestion_is_decided_only_once(
     _set_document(task, "Offsite on May 3 in Lyon.\n")
     suggestion = _suggest(task, editor_agent)
     member = factories.membership_of(workspace, bob)
-    services.reject_suggestion(membership=member, suggestion=suggestion)
+    suggestion_services.reject_suggestion(membership=member, suggestion=suggestion)
 
     with pytest.raises(ValidationError):
-        services.accept_suggestion(membership=member, suggestion=suggestion)
+        suggestion_services.accept_suggestion(membership=member, suggestion=suggestion)
 
 
 def test_suggestion_whose_text_is_gone_is_marked_stale(
@@ -125,7 +128,7 @@ def test_suggestion_whose_text_is_gone_is_marked_stale(
     _set_document(task, "Offsite cancelled.\n")
 
     with pytest.raises(ValidationError):
-        services.accept_suggestion(
+        suggestion_services.accept_suggestion(
             membership=factories.membership_of(workspace, bob), suggestion=suggestion
         )
     assert Suggestion.objects.get().status == Suggestion.Status.STALE
@@ -139,16 +142,16 @@ def test_viewer_cannot_accept_a_suggestion(
     suggestion = _suggest(task, editor_agent)
 
     with pytest.raises(PermissionDenied):
-        services.accept_suggestion(
+        suggestion_services.accept_suggestion(
             membership=factories.membership_of(workspace, carol), suggestion=suggestion
         )
 
 
 def test_change_to_text_not_in_the_document_is_refused(task: Task, editor_agent: Agent) -> None:
     _set_document(task, "Nothing about dates.\n")
-    turn = services.start_turn(agent=editor_agent, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=editor_agent, task=task, trigger=Trigger.ASK)
 
-    turns.run_turn(turn_id=turn.pk)
+    runner.run_turn(turn_id=turn.pk)
 
     action = Action.objects.get(turn=turn)
     assert action.status == Action.Status.SKIPPED
@@ -159,14 +162,14 @@ def test_change_to_text_not_in_the_document_is_refused(task: Task, editor_agent:
 def test_suggest_only_agent_proposes_its_edits(
     task: Task, make_agent: Callable[..., Agent]
 ) -> None:
-    llm.register_fake_behaviour(
+    fakes.register_fake_behaviour(
         "append", _scripted({"kind": "edit", "text": "", "find": "", "replace": "\nNew line"})
     )
     agent = make_agent("Careful", behaviour="append", mode=AgentMode.SUGGEST_ONLY)
     _set_document(task, "Start")
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
 
-    turns.run_turn(turn_id=turn.pk)
+    runner.run_turn(turn_id=turn.pk)
 
     assert _document(task) == "Start"
     assert Action.objects.get(turn=turn).result["as_suggestion"] is True

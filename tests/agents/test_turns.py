@@ -14,7 +14,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from agents import jobs, llm, services, turns
+from agents import enqueue, jobs, llm
+from agents.engine import decide, runner
+from agents.llm import fakes
 from agents.models import (
     Action,
     Agent,
@@ -27,6 +29,10 @@ from agents.models import (
     Turn,
     TurnStatus,
 )
+from agents.services import actions as action_services
+from agents.services import agents as agent_services
+from agents.services import questions as question_services
+from agents.services import turns as turn_services
 from collab.realtime import broadcast
 from collab.tasks import services as task_services
 from collab.tasks.models import Message, Task
@@ -36,7 +42,7 @@ from tests import factories
 
 def _post(workspace: Workspace, user: User, task: Task, body: str) -> Message:
     member = factories.membership_of(workspace, user)
-    return task_services.post_message(membership=member, task=task, body=body)
+    return task_services.post_message(membership=member, task=task, body=body).message
 
 
 def _agent_messages(task: Task) -> list[str]:
@@ -65,7 +71,7 @@ def test_mentioning_an_agent_enqueues_its_turn_on_commit(
 ) -> None:
     make_agent("Mira")
     enqueued: list[int] = []
-    monkeypatch.setattr(jobs.run_turn_job, "delay", enqueued.append)
+    monkeypatch.setattr(turn_services, "enqueue_turn", enqueued.append)
 
     with django_capture_on_commit_callbacks(execute=True):
         message = _post(workspace, bob, task, "@mira can you draft the agenda?")
@@ -92,7 +98,7 @@ def test_a_message_enqueues_its_turns_first_and_in_few_statements(
     make_agent("Scribe", on_every_message=True).tasks.add(task)
     mira.tasks.add(task)
     hooks: list[str] = []
-    monkeypatch.setattr(jobs.run_turn_job, "delay", lambda turn_id: hooks.append("enqueue"))
+    monkeypatch.setattr(turn_services, "enqueue_turn", lambda turn_id: hooks.append("enqueue"))
     monkeypatch.setattr(broadcast, "chat_message", lambda *a, **k: hooks.append("message"))
     member = factories.membership_of(workspace, bob)
 
@@ -133,7 +139,7 @@ def test_agent_messages_never_trigger_agents(task: Task, mira: Agent) -> None:
     message = Message.objects.create(
         task=task, kind=Message.Kind.AGENT, author_name="Other", body="@Mira hi"
     )
-    assert services.handle_human_message(message=message) == []
+    assert turn_services.handle_human_message(message=message) == []
 
 
 def test_turn_replies_in_chat_and_logs_the_model_call(
@@ -152,7 +158,7 @@ def test_turn_replies_in_chat_and_logs_the_model_call(
     )
 
     with django_capture_on_commit_callbacks(execute=True):
-        outcome = turns.run_turn(turn_id=turn.pk)
+        outcome = runner.run_turn(turn_id=turn.pk)
 
     turn.refresh_from_db()
     assert outcome == TurnStatus.DONE
@@ -196,10 +202,10 @@ def test_stream_events_carry_the_text_so_far(
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     agent = make_agent("Slow", behaviour="everything@30")
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
 
     with django_capture_on_commit_callbacks(execute=True):
-        turns.run_turn(turn_id=turn.pk)
+        runner.run_turn(turn_id=turn.pk)
 
     texts = [e["text"] for e in events if e["type"] == "agent.stream"]
     assert len(texts) >= 2
@@ -209,12 +215,12 @@ def test_stream_events_carry_the_text_so_far(
 
 def test_turn_is_not_applied_twice(task: Task, make_agent: Callable[..., Agent]) -> None:
     agent = make_agent("Busy", behaviour="everything")
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
-    turns.run_turn(turn_id=turn.pk)
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    runner.run_turn(turn_id=turn.pk)
 
     # A redelivered job, as after a worker was killed just before acknowledging.
     Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.RUNNING, lease_expires_at=None)
-    turns.run_turn(turn_id=turn.pk)
+    runner.run_turn(turn_id=turn.pk)
     jobs.run_turn_job(turn.pk)
 
     assert _agent_messages(task) == ["Working on it."]
@@ -227,24 +233,24 @@ def test_redelivery_after_a_partial_apply_applies_only_the_rest(
     task: Task, make_agent: Callable[..., Agent], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     agent = make_agent("Busy", behaviour="everything")  # reply, note, suggestion
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
-    real_apply = services.apply_action
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    real_apply = action_services.apply_action
 
     def killed(*, idempotency_key: str) -> None:
         raise SystemExit("worker killed")
 
     # The reply and the note are stored applied with the decision; the worker dies before the
     # suggestion, the one action applied on its own after that.
-    monkeypatch.setattr(services, "apply_action", killed)
+    monkeypatch.setattr(action_services, "apply_action", killed)
     with pytest.raises(SystemExit):
-        turns.run_turn(turn_id=turn.pk)
+        runner.run_turn(turn_id=turn.pk)
     assert list(
         Action.objects.filter(turn=turn).order_by("index").values_list("status", flat=True)
     ) == ["applied", "applied", "pending"]
-    monkeypatch.setattr(services, "apply_action", real_apply)
+    monkeypatch.setattr(action_services, "apply_action", real_apply)
     Turn.objects.filter(pk=turn.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
 
-    turns.run_turn(turn_id=turn.pk)
+    runner.run_turn(turn_id=turn.pk)
 
     assert _agent_messages(task) == ["Working on it."]
     assert AgentNote.objects.filter(task=task).count() == 1
@@ -257,11 +263,11 @@ def test_redelivery_after_a_partial_apply_applies_only_the_rest(
 
 
 def test_a_turn_with_a_live_lease_is_left_to_its_worker(task: Task, mira: Agent) -> None:
-    turn = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
     Turn.objects.filter(pk=turn.pk).update(
         status=TurnStatus.RUNNING, lease_expires_at=timezone.now() + timedelta(seconds=30)
     )
-    assert turns.run_turn(turn_id=turn.pk) == "running elsewhere"
+    assert runner.run_turn(turn_id=turn.pk) == "running elsewhere"
     assert _agent_messages(task) == []
 
 
@@ -272,20 +278,20 @@ def test_second_turn_waits_for_the_running_one_and_is_woken_after_it(
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     enqueued: list[int] = []
-    monkeypatch.setattr(services, "enqueue_turn", enqueued.append)
-    first = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    monkeypatch.setattr(turn_services, "enqueue_turn", enqueued.append)
+    first = turn_services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
     Turn.objects.filter(pk=first.pk).update(
         status=TurnStatus.RUNNING, lease_expires_at=timezone.now() + timedelta(seconds=30)
     )
-    second = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    second = turn_services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
 
-    assert turns.run_turn(turn_id=second.pk) == "blocked"
+    assert runner.run_turn(turn_id=second.pk) == "blocked"
 
     Turn.objects.filter(pk=first.pk).update(lease_expires_at=None)
     with django_capture_on_commit_callbacks(execute=True):
-        turns.run_turn(turn_id=first.pk)
+        runner.run_turn(turn_id=first.pk)
     assert enqueued[-1] == second.pk
-    assert turns.run_turn(turn_id=second.pk) == TurnStatus.DONE
+    assert runner.run_turn(turn_id=second.pk) == TurnStatus.DONE
 
 
 def test_message_during_a_running_turn_joins_the_next_queued_turn(
@@ -311,20 +317,20 @@ def test_stop_cancels_a_streaming_turn_and_nothing_is_applied(
     events: list[dict[str, Any]],
 ) -> None:
     agent = make_agent("Slow", behaviour="everything@200")
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
     member = factories.membership_of(workspace, bob)
 
     def stop_after_first_words() -> None:
         try:
             while not Turn.objects.filter(pk=turn.pk).exclude(stream_text="").exists():
                 time.sleep(0.02)
-            services.cancel_turn(membership=member, turn=turn)
+            turn_services.cancel_turn(membership=member, turn=turn)
         finally:
             connection.close()  # this thread's own connection
 
     stopper = threading.Thread(target=stop_after_first_words)
     stopper.start()
-    outcome = turns.run_turn(turn_id=turn.pk)
+    outcome = runner.run_turn(turn_id=turn.pk)
     stopper.join()
 
     turn.refresh_from_db()
@@ -339,16 +345,16 @@ def test_stop_cancels_a_streaming_turn_and_nothing_is_applied(
 def test_viewer_cannot_stop_a_turn(
     workspace: Workspace, carol: User, task: Task, mira: Agent
 ) -> None:
-    turn = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
     with pytest.raises(PermissionDenied):
-        services.cancel_turn(membership=factories.membership_of(workspace, carol), turn=turn)
+        turn_services.cancel_turn(membership=factories.membership_of(workspace, carol), turn=turn)
 
 
 def test_model_error_puts_the_turn_back_for_a_retry(
     task: Task, make_agent: Callable[..., Agent]
 ) -> None:
     agent = make_agent("Broken", behaviour="fail")
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
 
     with pytest.raises(llm.ModelError):
         jobs.run_turn_job(turn.pk)  # called directly, a retry re-raises
@@ -363,7 +369,7 @@ def test_model_error_after_the_last_retry_fails_the_turn_with_a_chat_message(
     task: Task, make_agent: Callable[..., Agent]
 ) -> None:
     agent = make_agent("Broken", behaviour="invalid")
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
 
     jobs.run_turn_job.push_request(retries=jobs.MAX_MODEL_RETRIES)
     try:
@@ -385,9 +391,9 @@ def test_missing_provider_package_fails_the_turn_at_once(
     task: Task, make_agent: Callable[..., Agent]
 ) -> None:
     agent = make_agent("Nowhere", behaviour="nonsense")
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
 
-    assert turns.run_turn(turn_id=turn.pk) == "failed"
+    assert runner.run_turn(turn_id=turn.pk) == "failed"
     assert "Unknown fake behaviour" in Turn.objects.get(pk=turn.pk).error
 
 
@@ -398,12 +404,12 @@ def test_question_waits_for_an_answer_that_resumes_the_agent(
     make_agent: Callable[..., Agent],
 ) -> None:
     agent = make_agent("Curious", behaviour="ask")
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
-    assert turns.run_turn(turn_id=turn.pk) == TurnStatus.WAITING
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    assert runner.run_turn(turn_id=turn.pk) == TurnStatus.WAITING
     question = Question.objects.get()
     assert question.text.endswith("?")
 
-    services.answer_question(
+    question_services.answer_question(
         membership=factories.membership_of(workspace, bob), question=question, answer="The venue"
     )
 
@@ -412,7 +418,7 @@ def test_question_waits_for_an_answer_that_resumes_the_agent(
     assert resumed.inputs == {"question_id": question.pk}
     agent.model_profile.model = "echo"  # type: ignore[union-attr]
     agent.model_profile.save()  # type: ignore[union-attr]
-    turns.run_turn(turn_id=resumed.pk)
+    runner.run_turn(turn_id=resumed.pk)
     prompt = ModelCall.objects.get(turn=resumed).messages[-1]["content"]
     assert "Q: Which part should I start with? A: The venue" in prompt
 
@@ -437,7 +443,7 @@ def test_the_context_has_the_agents_latest_notes_and_answers_on_this_task_oldest
     Question.objects.create(
         task=task, agent=other_agent, text="x?", status=Question.Status.ANSWERED, answer="y"
     )
-    turn = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
 
     context = build_context(turn, ModelProfile(provider=Provider.EMBEDDED), document=None)
 
@@ -460,7 +466,7 @@ def test_turn_prompt_includes_what_is_remembered_about_the_people_involved(
     _post(workspace, bob, task, "@Mira make a list of venues")
     turn = Turn.objects.get()
 
-    turns.run_turn(turn_id=turn.pk)
+    runner.run_turn(turn_id=turn.pk)
 
     turn.refresh_from_db()
     assert turn.context["memory_item_ids"] == [item.pk]
@@ -475,15 +481,19 @@ def test_document_edits_schedule_an_idle_check_for_watching_agents_only(
 ) -> None:
     scheduled: list[tuple[Any, ...]] = []
     monkeypatch.setattr(
-        jobs.document_idle_job, "apply_async", lambda args, countdown: scheduled.append(args)
+        enqueue,
+        "send_job",
+        lambda name, *args, countdown=None: (
+            name == enqueue.DOCUMENT_IDLE and scheduled.append(args)
+        ),
     )
     with django_capture_on_commit_callbacks(execute=True):
-        services.document_edited(task_id=task.pk, update_id=7)
+        turn_services.documents_edited(latest_updates={task.pk: 7})
     assert scheduled == []
 
     make_agent("Tidy", on_idle_document=True).tasks.add(task)
     with django_capture_on_commit_callbacks(execute=True):
-        services.document_edited(task_id=task.pk, update_id=8)
+        turn_services.documents_edited(latest_updates={task.pk: 8})
     assert scheduled == [(task.pk, 8)]
 
 
@@ -500,12 +510,16 @@ def test_a_flush_of_many_documents_checks_for_watching_agents_in_one_query(
     make_agent("Tidy", on_idle_document=True).tasks.add(task)
     scheduled: list[tuple[Any, ...]] = []
     monkeypatch.setattr(
-        jobs.document_idle_job, "apply_async", lambda args, countdown: scheduled.append(args)
+        enqueue,
+        "send_job",
+        lambda name, *args, countdown=None: (
+            name == enqueue.DOCUMENT_IDLE and scheduled.append(args)
+        ),
     )
     # when one flush reports all three
     latest = {task.pk: 11, quiet[0].pk: 12, quiet[1].pk: 13}
     with django_capture_on_commit_callbacks(execute=True), django_assert_num_queries(1):
-        services.documents_edited(latest_updates=latest)
+        turn_services.documents_edited(latest_updates=latest)
     # then only the watched task gets a check, for its own newest update
     assert scheduled == [(task.pk, 11)]
 
@@ -520,9 +534,9 @@ def test_idle_check_starts_turns_only_after_the_last_edit_and_only_once(
     older = DocumentUpdate.objects.create(document=task.document, data=b"", author=bob)
     newest = DocumentUpdate.objects.create(document=task.document, data=b"", author=bob)
 
-    assert services.start_idle_turns(task_id=task.pk, update_id=older.pk) == []
-    started = services.start_idle_turns(task_id=task.pk, update_id=newest.pk)
-    again = services.start_idle_turns(task_id=task.pk, update_id=newest.pk)
+    assert turn_services.start_idle_turns(task_id=task.pk, update_id=older.pk) == []
+    started = turn_services.start_idle_turns(task_id=task.pk, update_id=newest.pk)
+    again = turn_services.start_idle_turns(task_id=task.pk, update_id=newest.pk)
 
     assert [(t.agent, t.trigger) for t in started] == [(tidy, Trigger.IDLE)]
     assert again == []
@@ -537,7 +551,7 @@ def test_agent_that_may_edit_changes_the_document_as_an_attributed_minimal_diff(
     from collab.tasks import documents
     from collab.tasks.models import Document, DocumentUpdate
 
-    llm.register_fake_behaviour(
+    fakes.register_fake_behaviour(
         "fix-venue",
         lambda messages: json.dumps(
             {"actions": [{"kind": "edit", "text": "", "find": "Lyon 🌧", "replace": "京都 ☀️"}]}
@@ -545,9 +559,9 @@ def test_agent_that_may_edit_changes_the_document_as_an_attributed_minimal_diff(
     )
     agent = make_agent("Editor", behaviour="fix-venue", mode=AgentMode.MAY_EDIT)
     documents.apply_text_edit(task=task, new_text="Venue: Lyon 🌧, May 3.\n", author_label="bob")
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
 
-    turns.run_turn(turn_id=turn.pk)
+    runner.run_turn(turn_id=turn.pk)
 
     assert documents.read_document(task=task).text == "Venue: 京都 ☀️, May 3.\n"
     assert Document.objects.get(task=task).text == "Venue: 京都 ☀️, May 3.\n"
@@ -564,10 +578,10 @@ def test_policy_that_asks_sends_its_question_without_calling_the_model(
     def asks(policy_name: str, context: dict[str, Any], **options: Any) -> dict[str, Any]:
         return {"policy": policy_name, "decision": "ask", "question": "Which dates work?"}
 
-    monkeypatch.setattr(turns, "policy_decision", asks)
-    turn = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    monkeypatch.setattr(decide, "policy_decision", asks)
+    turn = turn_services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
 
-    assert turns.run_turn(turn_id=turn.pk) == TurnStatus.WAITING
+    assert runner.run_turn(turn_id=turn.pk) == TurnStatus.WAITING
 
     assert Question.objects.get().text == "Which dates work?"
     assert not ModelCall.objects.filter(turn=turn).exists()
@@ -577,12 +591,12 @@ def test_policy_that_asks_sends_its_question_without_calling_the_model(
 def test_answer_over_the_token_budget_fails_the_turn(
     task: Task, make_agent: Callable[..., Agent]
 ) -> None:
-    llm.register_fake_behaviour("ramble", lambda messages: "word " * 2000)
+    fakes.register_fake_behaviour("ramble", lambda messages: "word " * 2000)
     agent = make_agent("Rambler", behaviour="ramble")
     ModelProfile.objects.filter(agents=agent).update(max_tokens=16)
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
 
-    assert turns.run_turn(turn_id=turn.pk) == "failed"
+    assert runner.run_turn(turn_id=turn.pk) == "failed"
     assert "token budget" in Turn.objects.get(pk=turn.pk).error
 
 
@@ -598,7 +612,7 @@ def test_workspace_instructions_reach_the_prompt_as_configuration_not_data(
     _post(workspace, bob, task, "@Mira plan the offsite")
     turn = Turn.objects.get()
 
-    turns.run_turn(turn_id=turn.pk)
+    runner.run_turn(turn_id=turn.pk)
 
     system, data = ModelCall.objects.get(turn=turn).messages
     assert "Workspace instructions" in system["content"]
@@ -615,7 +629,7 @@ def test_a_workspace_without_instructions_adds_nothing_to_the_prompt(
     _post(workspace, bob, task, "@Mira plan the offsite")
     turn = Turn.objects.get()
 
-    turns.run_turn(turn_id=turn.pk)
+    runner.run_turn(turn_id=turn.pk)
 
     assert "Workspace instructions" not in ModelCall.objects.get(turn=turn).messages[0]["content"]
 
@@ -627,7 +641,7 @@ def test_the_small_embedded_model_gets_the_workspace_instructions_clipped(
     from agents.models import Provider
 
     Workspace.objects.filter(pk=workspace.pk).update(instructions="Be careful. " * 300)
-    queued = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    queued = turn_services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
     turn = Turn.objects.select_related("task__workspace", "agent").get(pk=queued.pk)
 
     small = build_context(turn, ModelProfile(provider=Provider.EMBEDDED), document=task.document)
@@ -649,7 +663,7 @@ def test_an_echo_turn_takes_few_database_statements(
     turn = Turn.objects.get()
 
     with CaptureQueriesContext(connection) as captured:
-        outcome = turns.run_turn(turn_id=turn.pk)
+        outcome = runner.run_turn(turn_id=turn.pk)
 
     statements = [
         q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"].upper()
@@ -669,11 +683,13 @@ def test_the_site_default_profile_is_looked_up_once_a_turn(
     resolves it and the rest of the turn uses that one (it is not read again)."""
     default = make_profile("echo")
     settings.AGENTS_DEFAULT_PROFILE = default.name
-    agent = services.create_agent(membership=factories.membership_of(workspace, alice), name="Ada")
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
+    agent = agent_services.create_agent(
+        membership=factories.membership_of(workspace, alice), name="Ada"
+    )
+    turn = turn_services.start_turn(agent=agent, task=task, trigger=Trigger.ASK)
 
     with CaptureQueriesContext(connection) as captured:
-        outcome = turns.run_turn(turn_id=turn.pk)
+        outcome = runner.run_turn(turn_id=turn.pk)
 
     by_name = 'WHERE "agents_modelprofile"."name"'
     lookups = [q["sql"] for q in captured.captured_queries if by_name in q["sql"]]

@@ -7,10 +7,12 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from agents import services
+from agents.llm import embedded
 from agents.models import Agent, Trigger, Turn, TurnStatus
+from agents.services import agents as agent_services
+from agents.services import turns as turn_services
 from collab.realtime import broadcast
-from collab.tasks.models import Task
+from collab.tasks.models import Message, Task
 from collab.tasks.services import post_message
 from collab.workspaces.models import Workspace
 from tests import factories
@@ -18,7 +20,7 @@ from tests import factories
 
 @pytest.fixture(autouse=True)
 def _no_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(services, "enqueue_turn", lambda turn_id: None)
+    monkeypatch.setattr(turn_services, "enqueue_turn", lambda turn_id: None)
 
 
 def test_task_page_lists_its_agents_with_an_ask_button(
@@ -65,7 +67,9 @@ def published(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
         seen.append((payload["type"], (payload, html, html_readonly)))
 
     monkeypatch.setattr(broadcast, "agent_event", agent_event)
-    monkeypatch.setattr(services, "enqueue_turn", lambda turn_id: seen.append(("enqueue", turn_id)))
+    monkeypatch.setattr(
+        turn_services, "enqueue_turn", lambda turn_id: seen.append(("enqueue", turn_id))
+    )
     return seen
 
 
@@ -118,7 +122,7 @@ def test_adding_and_removing_an_agent_updates_open_pages(
             HTTP_HX_REQUEST="true",
         )
     with django_capture_on_commit_callbacks(execute=True):
-        services.remove_agent_from_task(
+        agent_services.remove_agent_from_task(
             membership=factories.membership_of(task.workspace, alice), agent=mira, task=task
         )
 
@@ -133,13 +137,19 @@ def test_a_viewers_page_does_not_look_up_agents_to_add(
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    def statements(user: User) -> int:
+    def agent_reads(user: User) -> list[str]:
         client = as_user(user)
         with CaptureQueriesContext(connection) as captured:
             client.get(reverse("tasks:detail", args=[task.pk]))
-        return len(captured.captured_queries)
+        return [q["sql"] for q in captured.captured_queries if 'FROM "agents_agent"' in q["sql"]]
 
-    assert statements(carol) == statements(bob) - 1
+    # The editor's cards read the task's agents and the addable ones in one statement; the
+    # viewer's read only the task's, never the workspace's other agents.
+    editor, viewer = agent_reads(bob), agent_reads(carol)
+    workspace_wide = '"agents_agent"."workspace_id" = '
+    assert len(editor) == len(viewer)
+    assert [sql for sql in editor if workspace_wide in sql] != []
+    assert [sql for sql in viewer if workspace_wide in sql] == []
 
 
 def test_viewer_sees_agents_but_no_buttons(
@@ -153,12 +163,12 @@ def test_viewer_sees_agents_but_no_buttons(
 def test_page_opened_mid_stream_shows_the_text_so_far(
     as_user: Any, bob: User, task: Task, mira: Agent
 ) -> None:
-    turn = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
     Turn.objects.filter(pk=turn.pk).update(
         status=TurnStatus.RUNNING, stream_text="Half a thou", model_label="fake"
     )
     page = as_user(bob).get(reverse("tasks:detail", args=[task.pk]))
-    assert b"Half a thou</div>" in page.content
+    assert b"<p>Half a thou</p>\n</div>" in page.content  # rendered as the chat renders it
     assert b'data-testid="stop-Mira"' in page.content
 
 
@@ -175,7 +185,29 @@ def test_embedded_model_turns_say_a_stronger_model_can_be_configured(
     )
     page = as_user(bob).get(reverse("tasks:detail", args=[task.pk]))
     assert b"answered by SmolLM2-135M-Instruct (embedded, small)" in page.content
-    assert b"A stronger model can be configured" in page.content
+    assert f"it manages {embedded.capabilities()}".encode() in page.content  # measured
+    assert b"An administrator can set up a stronger model on the Models page" in page.content
+
+
+def test_the_panel_names_the_model_only_once_it_answered(
+    as_user: Any, bob: User, task: Task, mira: Agent
+) -> None:
+    turn = Turn.objects.create(
+        agent=mira,
+        task=task,
+        trigger=Trigger.ASK,
+        status=TurnStatus.RUNNING,
+        provider="embedded",
+        model_label="SmolLM2-135M-Instruct (small embedded model)",
+    )
+    running = as_user(bob).get(reverse("tasks:detail", args=[task.pk]))
+    turn.status = TurnStatus.DONE
+    turn.save()
+    done = as_user(bob).get(reverse("tasks:detail", args=[task.pk]))
+
+    assert b"answered by" not in running.content
+    assert b"A small model on this server answered" not in running.content
+    assert b"answered by SmolLM2-135M-Instruct (small embedded model)" in done.content
 
 
 def test_editor_asks_an_agent(as_user: Any, bob: User, task: Task, mira: Agent) -> None:
@@ -186,9 +218,10 @@ def test_editor_asks_an_agent(as_user: Any, bob: User, task: Task, mira: Agent) 
     )
     assert response.status_code == 204
     turn = Turn.objects.get()
+    asked = Message.objects.get(task=task)  # the prompt, as bob's chat message
     assert (turn.trigger, turn.inputs, turn.requested_by) == (
         Trigger.ASK,
-        {"prompt": "Summarise"},
+        {"prompt": "Summarise", "message_ids": [asked.pk]},
         bob,
     )
 
@@ -207,7 +240,7 @@ def test_outsider_cannot_find_the_agents(
 
 
 def test_editor_stops_a_turn(as_user: Any, bob: User, task: Task, mira: Agent) -> None:
-    turn = services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    turn = turn_services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
     response = as_user(bob).post(
         reverse("agents:stop", args=[task.pk, turn.pk]), HTTP_HX_REQUEST="true"
     )
@@ -253,15 +286,21 @@ def test_editor_cannot_manage_agents(as_user: Any, bob: User, workspace: Workspa
     assert not Agent.objects.exists()
 
 
-def test_the_policy_choices_say_how_many_model_calls_each_costs(
+def test_the_policy_choices_say_what_each_does_and_what_it_costs(
     as_user: Any, alice: User, workspace: Workspace
 ) -> None:
-    page = as_user(alice).get(reverse("agents:manage", args=[workspace.pk]))
+    from agents.forms import POLICY_WORDS
+    from agents.policies import DEFAULT_POLICY
 
-    assert b">never</option>" in page.content
-    assert b"llm judge (up to 1 more model call a turn)" in page.content
-    assert b"intent sampling (up to 4 more model calls a turn)" in page.content
-    assert b"value of information (up to 5 more model calls a turn)" in page.content
+    page = as_user(alice).get(reverse("agents:manage", args=[workspace.pk])).content.decode()
+
+    for words in POLICY_WORDS.values():
+        assert words.replace("'", "&#x27;") in page
+    assert "(up to 1 more model call a turn)" in page
+    assert "(up to 4 more model calls a turn)" in page
+    recommended = page.split('class="badge recommended"')[0].rsplit('value="', 1)[1]
+    assert recommended.startswith(f'{DEFAULT_POLICY}"')
+    assert f'value="{DEFAULT_POLICY}" checked' in page
 
 
 def test_unknown_policy_is_refused(as_user: Any, alice: User, workspace: Workspace) -> None:
@@ -341,3 +380,42 @@ def test_a_negative_question_timeout_is_refused(
 
     assert response.status_code == 400
     assert not Agent.objects.exists()
+
+
+def test_the_agent_cards_read_the_agents_once(
+    task: Task, mira: Agent, make_agent: Callable[..., Agent], alice: User
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from agents.selectors import list_task_agents, task_agent_cards
+
+    retired = make_agent("Retired")
+    retired.tasks.add(task)
+    make_agent("Nova")
+    make_agent("Gone")
+    Agent.objects.filter(name__in=["Retired", "Gone"]).update(is_active=False)
+    elsewhere = factories.make_workspace(alice)
+    Agent.objects.create(workspace=elsewhere, name="Far", created_by=alice)
+
+    with CaptureQueriesContext(connection) as captured:
+        cards = task_agent_cards(task)
+    reads = [q for q in captured.captured_queries if 'FROM "agents_agent"' in q["sql"]]
+
+    assert len(reads) == 1
+    rows = [row.agent.name for row in cards["rows"]]
+    addable = [agent.name for agent in cards["addable"]]
+    assert {"Mira", "Retired"} <= set(rows)
+    assert not {"Nova", "Gone", "Far"} & set(rows)
+    assert "Nova" in addable
+    assert not {"Mira", "Retired", "Gone", "Far"} & set(addable)
+    # The same cards as reading the task's agents and the workspace's active ones apart.
+    assert [(r.agent.pk, r.turn) for r in cards["rows"]] == [
+        (r.agent.pk, r.turn) for r in list_task_agents(task)
+    ]
+    on_task = {r.agent.pk for r in cards["rows"]}
+    assert [a.pk for a in cards["addable"]] == [
+        a.pk
+        for a in Agent.objects.filter(workspace_id=task.workspace_id, is_active=True)
+        if a.pk not in on_task
+    ]

@@ -20,8 +20,8 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from agents import services
 from agents.models import Action, Agent, AgentNote, ModelProfile, Provider, Suggestion, Turn
+from agents.services import agents as agent_services
 from collab.celery import app
 from collab.tasks import services as task_services
 from collab.tasks.models import Message, Task
@@ -83,7 +83,7 @@ def _wait_for(condition: Callable[[], bool], what: str, logs: Path | None = None
 
 def _agent(workspace: Workspace, alice: User, task: Task, name: str, behaviour: str) -> Agent:
     profile = ModelProfile.objects.create(name=name, provider=Provider.FAKE, model=behaviour)
-    agent = services.create_agent(
+    agent = agent_services.create_agent(
         membership=factories.membership_of(workspace, alice), name=name, model_profile=profile
     )
     agent.tasks.add(task)
@@ -92,7 +92,7 @@ def _agent(workspace: Workspace, alice: User, task: Task, name: str, behaviour: 
 
 def _post(workspace: Workspace, user: User, task: Task, body: str) -> Message:
     member = factories.membership_of(workspace, user)
-    return task_services.post_message(membership=member, task=task, body=body)
+    return task_services.post_message(membership=member, task=task, body=body).message
 
 
 async def test_worker_runs_a_mentioned_agent_and_its_reply_streams_to_open_sockets(

@@ -39,6 +39,14 @@ def test_anonymous_requests_answer_401_on_every_endpoint(workspace: Workspace, t
         assert response["WWW-Authenticate"].startswith("Bearer")
 
 
+def test_anonymous_writes_answer_401_even_where_csrf_is_checked(workspace: Workspace, task: Task):
+    # a real browser's request without a session: CSRF checks on, no cookie, no token
+    for method, url, payload in every_endpoint(workspace, task):
+        response = call(Client(enforce_csrf_checks=True), method, url, payload)
+        assert response.status_code == 401, url
+        assert response["WWW-Authenticate"].startswith("Bearer")
+
+
 def test_revoked_token_answers_401_on_every_endpoint(
     alice: User, workspace: Workspace, task: Task
 ) -> None:
@@ -144,7 +152,8 @@ def test_last_used_at_is_not_rewritten_on_every_request(
     recently = timezone.now() - timedelta(seconds=30)
     ApiToken.objects.filter(pk=new.api_token.pk).update(last_used_at=recently)
     client = client_with_token(new.token)
-    # token lookup + the workspace list; no UPDATE of the token row
+    # the token lookup (which carries the address's lockout count) + the workspace list; no
+    # separate lockout query, no UPDATE of the token
     with django_assert_num_queries(2):
         assert client.get("/api/workspaces").status_code == 200
     new.api_token.refresh_from_db()

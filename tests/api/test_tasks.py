@@ -21,7 +21,7 @@ READERS = [("alice", "owner", True), ("bob", "editor", True), ("carol", "viewer"
 
 def say(task: Task, user: User, *bodies: str) -> list[Message]:
     membership = factories.membership_of(task.workspace, user)
-    return [post_message(membership=membership, task=task, body=body) for body in bodies]
+    return [post_message(membership=membership, task=task, body=body).message for body in bodies]
 
 
 def test_members_get_the_task_with_its_document_and_their_role(
@@ -138,7 +138,7 @@ def test_chat_query_count_does_not_grow_with_messages(
     say(task, alice, *[f"m{n}" for n in range(10)])
     client = api_as(alice)
     client.get("/api/workspaces")  # first use records last_used_at
-    # token, task, membership, messages
+    # token (with the address's lockout count), task, membership, messages
     with django_assert_num_queries(4):
         assert len(client.get(f"/api/tasks/{task.pk}/messages").json()["messages"]) == 10
 

@@ -91,7 +91,7 @@ def test_task_list_query_count_does_not_grow_with_tasks(
         factories.make_task(workspace, title=f"Task {n}")
     client = api_as(alice)
     client.get("/api/workspaces")  # first use records last_used_at
-    # token, membership, tasks
+    # token (with the address's lockout count), membership, tasks
     with django_assert_num_queries(3):
         assert len(client.get(f"/api/workspaces/{workspace.pk}/tasks").json()) == 5
 

@@ -83,6 +83,46 @@ def test_web_actions_record_where_they_came_from(as_user, workspace, alice):
     assert (event.via, event.ip, event.user_agent) == ("web", "203.0.113.9", "Firefox")
 
 
+def _invite_from(client, workspace, **meta):
+    client.post(
+        reverse("workspaces:invite", args=[workspace.pk]),
+        {"role": "editor", "max_uses": 1, "days": 1},
+        **meta,
+    )
+    return AuditEvent.objects.filter(action=Action.INVITATION_CREATED).latest("id").ip
+
+
+def test_a_forwarded_for_header_is_ignored_when_no_proxy_is_trusted(as_user, workspace, alice):
+    forged = {"REMOTE_ADDR": "203.0.113.9", "HTTP_X_FORWARDED_FOR": "198.51.100.1"}
+    assert _invite_from(as_user(alice), workspace, **forged) == "203.0.113.9"
+
+
+def test_behind_a_trusted_proxy_the_client_it_reports_is_recorded(
+    as_user, workspace, alice, settings
+):
+    settings.TRUSTED_PROXIES = ["10.0.0.0/8"]
+    client = as_user(alice)
+    # the proxy (10.0.0.2) appended the address it saw; what the client sent left of it is not
+    # believed, nor is a request that reaches the site directly with the header
+    via_proxy = {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "1.2.3.4, 203.0.113.7"}
+    assert _invite_from(client, workspace, **via_proxy) == "203.0.113.7"
+    two_proxies = {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "203.0.113.7, 10.0.0.9"}
+    assert _invite_from(client, workspace, **two_proxies) == "203.0.113.7"
+    direct = {"REMOTE_ADDR": "198.51.100.5", "HTTP_X_FORWARDED_FOR": "203.0.113.7"}
+    assert _invite_from(client, workspace, **direct) == "198.51.100.5"
+    garbage = {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "not-an-address"}
+    assert _invite_from(client, workspace, **garbage) == "10.0.0.2"
+
+
+def test_a_mistyped_trusted_proxy_stops_the_process_at_start_up():
+    from django.core.exceptions import ImproperlyConfigured
+
+    from collab.lib.addresses import parse_networks
+
+    with pytest.raises(ImproperlyConfigured, match="TRUSTED_PROXIES"):
+        parse_networks(["10.0.0.0/8", "10.0.0.300"])
+
+
 def test_audit_events_are_append_only(workspace):
     event = AuditEvent.objects.first()
 

@@ -5,14 +5,28 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from django.conf import settings
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, ConsoleMessage, Page, Request, expect
 
 from tests.processes import live_env
 
 PASSWORD = "a long enough passphrase 42"
+WAIT_MS = 15_000  # as tests/browser/conftest.py
+
+
+def poll_until(page: Page, expression: str, timeout: float | None = None) -> None:
+    """Wait until the JS ``expression`` is truthy in ``page``, evaluating it from the test
+    (``page.wait_for_function`` polls with eval inside the page, which the site's
+    Content-Security-Policy refuses)."""
+    deadline = time.monotonic() + (timeout if timeout is not None else WAIT_MS) / 1000
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout or WAIT_MS} ms: {expression}")
+        page.wait_for_timeout(100)
 
 
 def sign_up(page: Page, username: str) -> None:
@@ -26,7 +40,7 @@ def sign_up(page: Page, username: str) -> None:
 
 def create_workspace(page: Page, name: str) -> None:
     """From the workspace list; ends on the new workspace's task list."""
-    page.get_by_label("Name").fill(name)
+    page.get_by_label("Name", exact=True).fill(name)
     page.get_by_role("button", name="Create workspace").click()
     expect(page.get_by_role("heading", name=name)).to_be_visible()
 
@@ -123,15 +137,14 @@ def fake_model_profile(name: str, behaviour: str) -> None:
 
 def create_agent(page: Page, name: str, profile: str, *, policy: str | None = None) -> None:
     """On the workspace's agents page: an agent answering with the fake model profile
-    ``profile`` (and the clarification policy ``policy``, a value of its select)."""
-    page.get_by_label("Name:", exact=True).fill(name)
-    page.get_by_label("Model profile").select_option(
-        label=f"{profile} (Fake model (tests and benchmarks))"
-    )
+    ``profile`` (and the clarification policy ``policy``, the value of its radio button)."""
+    page.get_by_label("Name", exact=True).fill(name)
+    page.get_by_label("Model", exact=True).select_option(label=f"{profile} (test model)")
     if policy is not None:
-        page.get_by_label("Clarification policy").select_option(value=policy)
+        page.locator(f"input[name=policy_name][value={policy}]").check()
     page.get_by_role("button", name="Create agent").click()
-    expect(page.get_by_role("cell", name=name, exact=False)).to_be_visible()
+    # Back on the task it came from (a task page's "Manage agents"), else on the agents page.
+    expect(page.locator("ul.flash")).to_contain_text(f"{name} was created")
 
 
 def add_agent_to_task(page: Page, task_url: str, name: str) -> None:
@@ -140,3 +153,99 @@ def add_agent_to_task(page: Page, task_url: str, name: str) -> None:
     page.get_by_label("Agent to add").select_option(label=name)
     page.get_by_role("button", name="Add to task").click()
     expect(page.locator(f"#agent-cards [data-agent={name}]")).to_be_visible()
+
+
+WIDTHS = (1400, 390)
+
+# Elements wider than their container (or the page scrolling sideways), ignoring what sits in a
+# scroll container of its own (CodeMirror's scroller, a table that scrolls inside its card) and
+# absolutely placed decorations (remote cursors' name tags).
+OVERFLOW_JS = """
+() => {
+  const problems = [];
+  const root = document.documentElement;
+  if (root.scrollWidth > root.clientWidth + 1) {
+    problems.push(`the page scrolls sideways: ${root.scrollWidth} > ${root.clientWidth}`);
+  }
+  const clipped = (el) => {
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      const o = getComputedStyle(a).overflowX;
+      if (o !== 'visible') return true;
+    }
+    return false;
+  };
+  const describe = (el) => {
+    const classes = typeof el.className === 'string' ? el.className.trim() : '';
+    return el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
+      (classes ? '.' + classes.split(/\\s+/).join('.') : '');
+  };
+  for (const el of document.body.querySelectorAll('*')) {
+    const style = getComputedStyle(el);
+    if (style.display === 'none') continue;
+    if (style.position === 'absolute' || style.position === 'fixed') continue;
+    const parent = el.parentElement;
+    if (!parent || clipped(el)) continue;
+    const box = el.getBoundingClientRect();
+    if (!box.width) continue;
+    const outer = parent.getBoundingClientRect();
+    if (box.right > outer.right + 1) {
+      const where = `${Math.round(box.right)} > ${Math.round(outer.right)}`;
+      problems.push(`${describe(el)} sticks out of ${describe(parent)} (${where})`);
+      if (problems.length > 12) break;
+    }
+  }
+  return problems;
+}
+"""
+
+
+class Watch:
+    """Console errors, page errors and failed requests of one person's pages."""
+
+    def __init__(self, who: str) -> None:
+        self.who = who
+        self.problems: list[str] = []
+        self.expected: list[str] = []  # substrings of problems a step declared
+
+    def attach(self, page: Page) -> Page:
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self._add(f"page error: {error}"))
+        page.on("requestfailed", self._failed)
+        page.on("response", lambda r: r.status >= 400 and self._add(f"HTTP {r.status} {r.url}"))
+        return page
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self._add(f"console error: {message.text}")
+
+    def _failed(self, request: Request) -> None:
+        # ERR_ABORTED: the test navigated away while it loaded (a favicon, a poll), not a fault
+        if request.failure and "ERR_ABORTED" in request.failure:
+            return
+        self._add(f"failed request: {request.method} {request.url} ({request.failure})")
+
+    def _add(self, problem: str) -> None:
+        if any(part in problem for part in self.expected):
+            return
+        self.problems.append(problem)
+
+    @contextmanager
+    def allowing(self, *parts: str) -> Iterator[None]:
+        """A step whose point is a refusal: its answer is not a problem."""
+        self.expected.extend(parts)
+        try:
+            yield
+        finally:
+            del self.expected[-len(parts) :]
+
+
+def no_overflow(page: Page, name: str) -> list[str]:
+    found = []
+    original = page.viewport_size
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(150)
+        found += [f"{name} at {width} px: {problem}" for problem in page.evaluate(OVERFLOW_JS)]
+    if original:
+        page.set_viewport_size(original)
+    return found

@@ -47,9 +47,12 @@ def test_person_asks_an_agent_watches_it_stream_and_accepts_its_suggestion(
     # alice asks; both pages watch the reply arrive word by word, and see Mira present meanwhile
     alice.get_by_test_id("ask-Mira").click()
     expect(bob.locator(f"{working}:not(.is-idle)")).to_have_count(1)
-    expect(bob.get_by_test_id("agent-stream")).to_contain_text("I propose")
+    mira_on_bobs_page = bob.locator("#agent-cards [data-agent=Mira]")
+    expect(mira_on_bobs_page.get_by_test_id("agent-stream")).to_contain_text("I propose")
     expect(chat_messages(bob).last).to_contain_text("I propose adding a line to the document.")
-    expect(alice.locator(".agent-status")).to_contain_text("answered by suggest@150")
+    expect(alice.locator("#agent-cards [data-agent=Mira] .agent-status")).to_contain_text(
+        "answered by Scripted (test model)"
+    )
     expect(bob.locator(f"{working}.is-idle")).to_have_count(1)  # her turn is over
 
     # the suggestion card arrives live; alice accepts it and bob sees the document change
@@ -72,7 +75,9 @@ def test_an_agent_first_mentioned_in_the_chat_appears_on_open_pages_and_answers_
     bob.goto(task_url)
     expect_chat_live(alice)
     expect_chat_live(bob)
-    expect(alice.get_by_test_id("no-agents")).to_contain_text("add one below")
+    # The workspace's default agent is on the task; Mira is not yet
+    expect(alice.locator("#agent-cards [data-agent=Assistant]")).to_be_visible()
+    expect(alice.locator("#agent-cards [data-agent=Mira]")).to_have_count(0)
 
     send_chat(bob, "@Mira hello there")
 
@@ -82,7 +87,6 @@ def test_an_agent_first_mentioned_in_the_chat_appears_on_open_pages_and_answers_
     expect(card.get_by_test_id("agent-stream")).to_contain_text("Noted")
     expect(card.locator(".agent-status")).to_contain_text("Done")
     expect(chat_messages(alice).last).to_contain_text("Noted: @Mira hello there")
-    expect(alice.get_by_test_id("no-agents")).to_have_count(0)
     expect(bob.get_by_label("Agent to add")).to_have_count(0)  # nothing left to add
     # and the document's presence list has her, idle once her turn is over
     idle = "[data-role=presence] .kind-agent[data-name=Mira].is-idle"
@@ -118,14 +122,15 @@ def test_an_agent_nobody_answered_says_what_it_assumed_and_an_editor_undoes_it(
     admin_shell(
         "from datetime import timedelta\n"
         "from django.utils import timezone\n"
-        "from agents import jobs, turns\n"
+        "from agents import jobs\n"
+        "from agents.engine import runner\n"
         "from agents.models import ModelProfile, Question\n"
         "ModelProfile.objects.filter(name='Scripted').update(model='edit')\n"
         "question = Question.objects.get()\n"
         "Question.objects.filter(pk=question.pk).update(\n"
         "    created_at=timezone.now() - timedelta(minutes=11))\n"
         "turn_id = jobs.question_timeout_job(question.pk)\n"
-        "turns.run_turn(turn_id=turn_id)  # as a worker would (the real one may win the race)\n"
+        "runner.run_turn(turn_id=turn_id)  # as a worker would (the real one may win the race)\n"
     )
     bob.reload()  # the shell's events do not reach pages in embedded mode
     expect(bob.locator(".cm-content")).to_contain_text("Book the venue")

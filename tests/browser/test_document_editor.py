@@ -7,6 +7,7 @@ sync API makes the main thread look async to Django.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from collab.tasks.models import Document, DocumentVersion
 from collab.workspaces.models import Role
 from tests import factories
 from tests.browser.conftest import LiveServer
+from tests.browser.flows import poll_until
 
 pytestmark = pytest.mark.browser
 
@@ -95,9 +97,9 @@ def ytext(page: Page) -> str:
 
 def wait_for_text(page: Page, predicate: str, timeout: float | None = None) -> None:
     """Wait until ``predicate`` (a JS expression over ``text``) holds for the page's Y.Text."""
-    page.wait_for_function(
-        f"(() => {{ const text = {YTEXT}; return {predicate}; }})()", timeout=timeout
-    )
+    # Polled from here: Playwright's wait_for_function evaluates a string with eval in the
+    # page, which the Content-Security-Policy (script-src 'self') refuses.
+    poll_until(page, f"(() => {{ const text = {YTEXT}; return {predicate}; }})()", timeout)
 
 
 def saved_text(task_id: int) -> str:
@@ -257,9 +259,17 @@ def test_an_editor_restores_an_earlier_version_from_the_history_page(cast, open_
 
 
 def _version_reading(task_id: int, text: str) -> int:
-    """A version of the document that reads ``text``: one is saved when the room goes idle,
-    before a large deletion, or at most every DOCUMENT_VERSION_INTERVAL while people type."""
-    return DocumentVersion.objects.filter(document__task_id=task_id, text=text).latest("id").pk
+    """A version of the document that reads ``text``: one is saved when typing pauses
+    (DOCUMENT_VERSION_PAUSE_SECONDS), before a large deletion, or every
+    DOCUMENT_VERSION_INTERVAL of unbroken typing; waits for the pause's version."""
+    deadline = time.monotonic() + 60
+    while True:
+        version = DocumentVersion.objects.filter(document__task_id=task_id, text=text).last()
+        if version is not None:
+            return version.pk
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no version reads {text!r} a minute after typing paused")
+        time.sleep(0.25)
 
 
 def test_editors_resync_after_a_network_drop_keeping_what_both_sides_typed(cast, open_task):

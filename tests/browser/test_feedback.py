@@ -57,7 +57,7 @@ def test_person_rates_an_agent_message_and_marks_its_question_unnecessary(
 
     # bob's page shows the counts live, not alice's choice
     bobs_message = chat_messages(bob).last
-    expect(bobs_message.get_by_test_id("feedback-counts")).to_contain_text("👎 1")
+    expect(bobs_message.get_by_test_id("feedback-counts")).to_contain_text("1 not helpful")
     expect(bobs_message.get_by_test_id("thumb-down")).to_have_attribute("aria-pressed", "false")
     bobs_question = bob.locator(".with-feedback", has=bob.get_by_test_id("question")).first
     expect(bobs_question.get_by_test_id("feedback-counts")).to_contain_text(
@@ -76,4 +76,4 @@ def test_person_rates_an_agent_message_and_marks_its_question_unnecessary(
     # clicking the same thumb again takes the rating back
     message.get_by_test_id("thumb-down").click()
     expect(message.get_by_test_id("thumb-down")).to_have_attribute("aria-pressed", "false")
-    expect(bobs_message.get_by_test_id("feedback-counts")).not_to_contain_text("👎")
+    expect(bobs_message.get_by_test_id("feedback-counts")).not_to_contain_text("not helpful")

@@ -9,11 +9,13 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.browser.conftest import LiveServer
 from tests.browser.flows import (
+    admin_shell,
     chat_messages,
     create_task,
     create_workspace,
     expect_chat_live,
     owner_and_editor,
+    poll_until,
     post_from_outside,
     send_chat,
     sign_up,
@@ -110,7 +112,7 @@ def test_chat_comes_back_after_the_server_ends_the_socket_normally(
         }"""
     )
 
-    page.wait_for_function("window.chatOpens >= 1", timeout=60_000)
+    poll_until(page, "window.chatOpens >= 1", timeout=60_000)
 
     assert 1000 in page.evaluate("window.chatCloses")
     expect_chat_live(page)
@@ -127,6 +129,31 @@ def test_removed_member_sees_their_chat_disconnected_at_once(
     alice.get_by_role("link", name="Members").click()
     alice.locator("tr[data-member='bob']").get_by_role("button", name="Remove").click()
 
+    expect(bob.locator("#chat-connection")).to_have_text("no longer a member")
+    expect(bob.locator("#chat-connection")).to_have_attribute("data-state", "closed")
+
+
+def test_a_member_removed_while_his_chat_was_away_is_told_so_instead_of_reconnecting(
+    own_server: LiveServer, new_context: Callable[[], BrowserContext]
+) -> None:
+    # given bob live on the task, and the server restarting: his socket drops (1006) and no
+    # 4403 can reach him
+    _alice, bob = alice_and_bob_on_one_task(new_context)
+    own_server.stop()
+    expect(bob.locator("#chat-connection")).to_have_text("reconnecting…")
+
+    # when he is removed meanwhile, and his page tries again once the server is back
+    admin_shell(
+        "from collab.workspaces.models import Membership as M\n"
+        "from collab.workspaces.services import remove_member\n"
+        "acme = dict(workspace__name='Acme')\n"
+        "remove_member(actor=M.objects.get(user__username='alice', **acme),"
+        " membership=M.objects.get(user__username='bob', **acme))"
+    )
+    own_server.start()
+    bob.evaluate("window.dispatchEvent(new Event('online'))")  # retry now, not after htmx's pause
+
+    # then the refused handshake (1006 again) is read as what it is
     expect(bob.locator("#chat-connection")).to_have_text("no longer a member")
     expect(bob.locator("#chat-connection")).to_have_attribute("data-state", "closed")
 

@@ -32,7 +32,7 @@ def test_a_person_controls_what_agents_remember_about_them(
     items = alice.locator("#memory-sections li[data-item]")
     expect(items).to_have_count(1)
     expect(items.first).to_contain_text("I prefer bullet points")
-    expect(items.first).to_contain_text("lists=bullets")
+    expect(items.first).to_contain_text("list_style=bullets")
     alice.get_by_label("What should agents remember?").fill("My manager is Priya")
     alice.get_by_role("button", name="Remember").click()
     expect(items).to_have_count(2)

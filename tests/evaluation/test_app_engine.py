@@ -48,7 +48,7 @@ def test_oracle_run_through_the_app_asks_on_vague_requests_and_remembers_enforce
     # ana: clear trip and blog post; ben: a vague trip (s1); the scribe writes bullet lists,
     # which breaks ben's "numbered lists" preference, so he enforces it.
     scenarios = tiny_set({"ana", "ben"})
-    config = RunConfig(policies=["llm_judge"], memory=(True,), model="scribe")
+    config = RunConfig(policies=["llm_judge"], mode="oracle", memory=(True,), model="scribe")
     run = run_app(scenarios, config)
     by_id = {r.episode: r for r in run.results}
     assert len(run.results) == 4
@@ -122,15 +122,15 @@ def _pk(row: Feedback) -> int:
 
 
 def test_a_question_about_what_the_person_already_said_is_marked_unnecessary(scribe) -> None:
-    # ben states his budget in words the slot detector does not read ("fifteen hundred
-    # euros"), so ask_once's one question (real mode: text-only detection) asks for it among
-    # the missing slots: ben answers "I already said" and marks the question card unnecessary.
+    # ben states his budget in slang the slot detector does not read ("a grand and a half"),
+    # so ask_once's one question (real mode: text-only detection) asks for it among the
+    # missing slots: ben answers "I already said" and marks the question card unnecessary.
     raw = copy.deepcopy(dict(tiny_set({"ben"}, sessions=1).raw))
     episode = raw["episodes"][0]
     episode["request"] = (
-        "Plan a trip to Porto for three people in June, spending fifteen hundred euros."
+        "Plan a trip to Porto for three people in June, spending a grand and a half."
     )
-    episode["stated"] = {**episode["stated"], "budget": "fifteen hundred euros"}
+    episode["stated"] = {**episode["stated"], "budget": "a grand and a half"}
     episode["clarification"]["slots"] = ["start_date"]
     scenarios = parse_scenarios(raw)
     run = run_app(

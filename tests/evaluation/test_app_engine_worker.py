@@ -29,7 +29,10 @@ def test_an_app_engine_run_is_played_by_a_separate_worker_process(
     worker = start_worker()
     scenarios = tiny_set({"ana", "ben"}, sessions=1)
     # when the harness plays one session of two people
-    run = run_app(scenarios, RunConfig(policies=["llm_judge"], memory=(True,), model="scribe"))
+    # (the default policy reads the detectors, no model signal: oracle mode needs one process)
+    run = run_app(
+        scenarios, RunConfig(policies=["ask_when_blocked"], memory=(True,), model="scribe")
+    )
     # then every episode was played through turns the worker ran to an end
     assert worker.poll() is None
     assert {r.episode for r in run.results} == {"ana-s1-travel_plan", "ben-s1-travel_plan"}

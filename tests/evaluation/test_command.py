@@ -15,9 +15,9 @@ def run(tmp_path, *args: str) -> dict:
     return json.loads((out / "report.json").read_text(encoding="utf-8"))
 
 
-def test_oracle_run_of_two_policies_writes_a_report_with_plots(tmp_path) -> None:
+def test_detectors_run_of_two_policies_writes_a_report_with_plots(tmp_path) -> None:
     report = run(tmp_path, "--policy", "never,llm_judge", "--sessions", "1", "--png")
-    assert report["config"]["mode"] == "oracle"
+    assert report["config"]["mode"] == "detectors"
     assert [(s["policy"], s["memory"]) for s in report["summaries"]] == [
         ("never", True),
         ("never", False),
@@ -26,8 +26,8 @@ def test_oracle_run_of_two_policies_writes_a_report_with_plots(tmp_path) -> None
     ]
     assert len(report["episodes"]) == 4 * 20
     html = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
-    assert html.count("<svg") == 4
-    assert "Mode: oracle" in html
+    assert html.count("<svg") == 5
+    assert "Mode: detectors" in html
     assert (tmp_path / "run" / "plot-adherence.png").stat().st_size > 1000
 
 

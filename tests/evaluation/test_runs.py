@@ -88,7 +88,7 @@ def test_report_page_shows_the_mode_metrics_and_plots(staff, as_user) -> None:
     page = response.content.decode()
     assert response.status_code == 200
     assert "Mode: oracle" in page
-    assert page.count("<svg") == 4
+    assert page.count("<svg") == 5
     assert "llm_judge" in page
     assert as_user(staff).get(f"/evaluation/{run.pk}/report.json").json()["summaries"]
 

@@ -2,16 +2,16 @@ from __future__ import annotations
 
 import pytest
 
-from agents.memory import jobs
+from agents.memory import queue
 
 
 @pytest.fixture(autouse=True)
-def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int | None]]:
-    """Reflection jobs that would have been sent to the broker: ``(task_id, countdown)``."""
-    sent: list[tuple[int, int | None]] = []
+def sent_jobs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[object, ...], int | None]]:
+    """Memory jobs that would have been sent to the broker: ``(name, args, countdown)``."""
+    sent: list[tuple[str, tuple[object, ...], int | None]] = []
 
-    def record(task_id: int, *, countdown: int | None = None) -> None:
-        sent.append((task_id, countdown))
+    def record(name: str, *args: object, countdown: int | None = None) -> None:
+        sent.append((name, args, countdown))
 
-    monkeypatch.setattr(jobs, "schedule_reflection", record)
+    monkeypatch.setattr(queue, "send", record)
     return sent

@@ -3,15 +3,21 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from agents.memory import services
+from agents.memory import jobs, services
+from agents.memory.embeddings import EMBED_JOB
 from agents.memory.extractors import parse_command
-from agents.memory.models import MemoryItem, Scope, Status
+from agents.memory.models import MemoryCandidate, MemoryItem, Scope, Status
+from agents.memory.services.commands import REFLECT_JOB
 from collab.tasks.services import post_message, set_task_status
 from tests.factories import membership_of
 
 
-def say(workspace, user, task, body):
+def post(workspace, user, task, body):
     return post_message(membership=membership_of(workspace, user), task=task, body=body)
+
+
+def say(workspace, user, task, body):
+    return post(workspace, user, task, body).message
 
 
 def test_remember_that_in_chat_is_remembered_at_once_with_the_message_as_provenance(
@@ -20,7 +26,7 @@ def test_remember_that_in_chat_is_remembered_at_once_with_the_message_as_provena
     message = say(workspace, alice, task, "Remember that I prefer bullet points.")
 
     item = MemoryItem.objects.get(owner=alice)
-    assert (item.key, item.value, item.scope) == ("lists", "bullets", Scope.PERSONAL)
+    assert (item.key, item.value, item.scope) == ("list_style", "bullets", Scope.PERSONAL)
     assert item.text == "I prefer bullet points"
     assert (item.source_kind, item.source_message_id, item.source_task_id) == (
         "chat_command",
@@ -65,31 +71,31 @@ def test_commands_are_ignored_when_memory_is_off(workspace, alice, task):
     assert not MemoryItem.objects.exists()
 
 
-def _notice(message) -> str:
-    return services.notice_for_author(message)
+def _notice(posted) -> str:
+    return posted.memory_notice
 
 
 def test_the_person_who_gave_a_command_is_told_what_it_did(workspace, alice, bob, task):
-    assert _notice(say(workspace, alice, task, "remember that I prefer bullet points")) == (
+    assert _notice(post(workspace, alice, task, "remember that I prefer bullet points")) == (
         "Remembered for you, everywhere: “I prefer bullet points”."
     )
-    assert _notice(say(workspace, alice, task, "remember that I prefer bullet points")) == (
+    assert _notice(post(workspace, alice, task, "remember that I prefer bullet points")) == (
         "Already remembered for you, everywhere: “I prefer bullet points”."
     )
-    assert _notice(say(workspace, bob, task, "remember for the team that we are formal")) == (
+    assert _notice(post(workspace, bob, task, "remember for the team that we are formal")) == (
         "Remembered in the team's memory: “We are formal”."
     )
-    assert _notice(say(workspace, alice, task, "forget bullet points")) == (
+    assert _notice(post(workspace, alice, task, "forget bullet points")) == (
         "Forgot 1 remembered item."
     )
-    assert _notice(say(workspace, alice, task, "forget the colour of the sky")) == (
+    assert _notice(post(workspace, alice, task, "forget the colour of the sky")) == (
         "Nothing remembered matched that, so nothing was forgotten."
     )
-    assert _notice(say(workspace, alice, task, "hello")) == ""
+    assert _notice(post(workspace, alice, task, "hello")) == ""
     services.update_settings(
         user=alice, enabled=False, review_mode="auto", admin_access_allowed=False
     )
-    assert _notice(say(workspace, alice, task, "remember that I like tea")).startswith(
+    assert _notice(post(workspace, alice, task, "remember that I like tea")).startswith(
         "Nothing was remembered: memory is off for you"
     )
 
@@ -118,22 +124,35 @@ def test_the_chat_form_shows_the_notice_to_its_author_only(as_user, alice, task,
 
 
 def test_every_chat_message_schedules_a_debounced_reflection_on_commit(
-    workspace, alice, task, enqueued, django_capture_on_commit_callbacks
+    workspace, alice, task, sent_jobs, django_capture_on_commit_callbacks, settings
 ):
-    with django_capture_on_commit_callbacks(execute=True):
+    settings.MEMORY_REFLECTION_QUIET_SECONDS = 90
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
         say(workspace, alice, task, "hello")
         say(workspace, alice, task, "anyone?")
+    assert not [job for job in sent_jobs if job[0] == REFLECT_JOB]  # nothing before the commit
 
-    assert enqueued == [(task.pk, None), (task.pk, None)]
+    for callback in callbacks:
+        callback()
+
+    reflections = [job for job in sent_jobs if job[0] == REFLECT_JOB]
+    assert reflections == [(REFLECT_JOB, (task.pk,), 90), (REFLECT_JOB, (task.pk,), 90)]
 
 
 def test_finishing_a_task_reflects_without_waiting(
-    workspace, alice, task, enqueued, django_capture_on_commit_callbacks
+    workspace, alice, task, sent_jobs, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
         set_task_status(membership=membership_of(workspace, alice), task=task, status="done")
 
-    assert enqueued == [(task.pk, 0)]
+    assert [job for job in sent_jobs if job[0] == REFLECT_JOB] == [(REFLECT_JOB, (task.pk,), 0)]
+
+
+def test_memory_jobs_are_registered_under_the_names_services_send():
+    from collab.celery import app
+
+    assert app.tasks[REFLECT_JOB].run == jobs.reflect_conversation_job.run
+    assert app.tasks[EMBED_JOB].run == jobs.embed_items_job.run
 
 
 def test_command_parser_reads_scopes_and_structure():
@@ -141,5 +160,30 @@ def test_command_parser_reads_scopes_and_structure():
 
     assert command is not None
     assert command.scope == "workspace"
-    assert (command.proposal.key, command.proposal.value) == ("max_words", "150")
+    assert (command.proposal.key, command.proposal.value) == ("length", "short")
     assert parse_command("remembering is hard") is None
+
+
+def test_a_command_about_another_member_only_waits_in_their_inbox(workspace, alice, bob, task):
+    bob.first_name = "Zoë"
+    bob.save()
+
+    posted = post(workspace, alice, task, "remember that Zoë prefers American spelling")
+
+    assert not MemoryItem.objects.exists()
+    candidate = MemoryCandidate.objects.get()
+    assert (candidate.owner, candidate.key, candidate.value) == (bob, "spelling", "american")
+    assert (candidate.scope, candidate.workspace) == (Scope.WORKSPACE, workspace)
+    assert candidate.source_person_id == alice.pk
+    assert "waits for them" in posted.memory_notice
+
+
+def test_a_command_about_oneself_or_a_non_member_stays_the_authors(workspace, alice, task):
+    say(workspace, alice, task, "remember that I prefer British spelling")
+    say(workspace, alice, task, "remember that Łukasz is the venue contact")
+
+    assert set(MemoryItem.objects.values_list("owner__username", "text")) == {
+        ("alice", "I prefer British spelling"),
+        ("alice", "Łukasz is the venue contact"),
+    }
+    assert not MemoryCandidate.objects.exists()

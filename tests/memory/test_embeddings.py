@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from langchain_core.embeddings import Embeddings
 
-from agents import llm
+from agents.llm import embeddings as embedding_models
 from agents.memory import embeddings, jobs, services
 from agents.memory.models import MemoryEmbedding, MemoryItem, Scope, Status
 from agents.memory.selectors import retrieve_for_turn
@@ -48,8 +48,8 @@ class BrokenEmbeddings(ConceptEmbeddings):
         raise ConnectionError("the embedding server is down")
 
 
-llm.register_fake_embeddings("concepts", ConceptEmbeddings)
-llm.register_fake_embeddings("broken", BrokenEmbeddings)
+embedding_models.register_fake_embeddings("concepts", ConceptEmbeddings)
+embedding_models.register_fake_embeddings("broken", BrokenEmbeddings)
 
 
 @pytest.fixture
@@ -67,11 +67,20 @@ def concepts(settings):
 
 
 @pytest.fixture
-def embed_jobs(monkeypatch):
+def embed_jobs(sent_jobs):
     """Item ids sent to the embedding job."""
-    sent: list[list[int]] = []
-    monkeypatch.setattr(jobs.embed_items_job, "delay", lambda ids: sent.append(ids))
-    return sent
+
+    class Sent(list):
+        def _ids(self):
+            return [args[0] for name, args, _ in sent_jobs if name == embeddings.EMBED_JOB]
+
+        def __eq__(self, other):
+            return self._ids() == other
+
+        def __getitem__(self, index):
+            return self._ids()[index]
+
+    return Sent()
 
 
 def remember(owner, text, **fields):
@@ -191,7 +200,7 @@ def test_an_openai_compatible_embedding_model_is_built_without_network(settings)
     settings.MEMORY_EMBEDDING_MODEL = "nomic-embed-text"
     settings.MEMORY_EMBEDDING_BASE_URL = "http://127.0.0.1:9/v1"
 
-    model = llm.build_embeddings(llm.embedding_profile())
+    model = embedding_models.build_embeddings(embedding_models.embedding_profile())
 
     from langchain_openai import OpenAIEmbeddings
 

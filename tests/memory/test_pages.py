@@ -16,7 +16,7 @@ def alices(alice, workspace):
     """alice's memory: one item everywhere, one only in Acme, one team item of Acme."""
     return {
         "personal": MemoryItem.objects.create(
-            owner=alice, text="I prefer bullet points", key="lists", value="bullets"
+            owner=alice, text="I prefer bullet points", key="list_style", value="bullets"
         ),
         "workspace": MemoryItem.objects.create(
             owner=alice, text="In Acme, cite sources", scope=Scope.WORKSPACE, workspace=workspace
@@ -90,7 +90,12 @@ def test_edit_pin_and_delete_record_history(as_user, alice, alices):
 
     client.post(
         reverse("memory:edit", args=[pk]),
-        {"text": "Bullets, short ones", "kind": "preference", "key": "lists", "value": "bullets"},
+        {
+            "text": "Bullets, short ones",
+            "kind": "preference",
+            "key": "list_style",
+            "value": "bullets",
+        },
     )
     client.post(reverse("memory:pin", args=[pk]), {"pinned": "1"})
     client.post(reverse("memory:delete", args=[pk]))
@@ -146,7 +151,7 @@ def test_export_then_import_round_trips(as_user, alice, alices):
     assert response.status_code == 302
     back = MemoryItem.objects.filter(owner=alice).exclude(scope=Scope.TEAM)
     assert {(i.text, i.scope, i.key, i.value, i.source_kind) for i in back} == {
-        ("I prefer bullet points", "personal", "lists", "bullets", "import"),
+        ("I prefer bullet points", "personal", "list_style", "bullets", "import"),
         ("In Acme, cite sources", "workspace", "", "", "import"),
     }
     # Importing the same file again merges instead of duplicating.
@@ -232,7 +237,11 @@ def test_switching_memory_off_is_saved_and_shown(as_user, alice):
 
 def test_the_review_inbox_accepts_and_rejects(as_user, alice, bob):
     yes = MemoryCandidate.objects.create(
-        owner=alice, text="Likes numbered lists", key="lists", value="numbered", source_kind="agent"
+        owner=alice,
+        text="Likes numbered lists",
+        key="list_style",
+        value="numbered",
+        source_kind="agent",
     )
     no = MemoryCandidate.objects.create(owner=alice, text="Hates Mondays", source_kind="agent")
     client = as_user(alice)
@@ -277,3 +286,60 @@ def test_the_nav_links_to_the_memory_page(as_user, alice):
     page = as_user(alice).get(reverse("workspaces:list")).content.decode()
 
     assert f'href="{reverse("memory:page")}"' in page
+
+
+def test_sharing_with_my_workspaces_is_off_by_default_and_a_switch_on_the_page(
+    as_user, alice, bob, alices
+):
+    client = as_user(alice)
+    item = alices["personal"]
+    page = client.get(reverse("memory:page")).content.decode()
+    assert not item.shared
+    assert "Share with my workspaces" in page
+
+    client.post(reverse("memory:share", args=[item.pk]), {"shared": "1"})
+    item.refresh_from_db()
+    assert item.shared
+    assert "Stop sharing" in client.get(reverse("memory:page")).content.decode()
+    client.post(reverse("memory:share", args=[item.pk]), {"shared": "0"})
+    item.refresh_from_db()
+    assert not item.shared
+    assert list(item.history.values_list("action", flat=True)) == ["shared", "unshared"]
+
+    # nobody else can share alice's memory, and team memory is the workspace's already
+    assert as_user(bob).post(reverse("memory:share", args=[item.pk])).status_code == 404
+    team = client.post(reverse("memory:share", args=[alices["team"].pk]), {"shared": "1"})
+    assert team.status_code == 400
+
+
+def test_the_history_names_the_person_who_said_it_in_chat(as_user, alice, workspace, task):
+    from collab.tasks.services import post_message
+    from tests.factories import membership_of
+
+    post_message(
+        membership=membership_of(workspace, alice),
+        task=task,
+        body="remember that I prefer British spelling",
+    )
+    item = MemoryItem.objects.get(owner=alice, key="spelling")
+
+    assert item.value == "british"
+    assert item.history.get().actor == alice
+    page = as_user(alice).get(reverse("memory:item", args=[item.pk])).content.decode()
+    assert "an agent" not in page
+
+
+def test_an_item_kept_for_one_workspace_is_widened_only_by_its_owner(as_user, alice, bob, alices):
+    local = alices["workspace"]
+    assert "Use everywhere" in as_user(alice).get(reverse("memory:page")).content.decode()
+    assert as_user(bob).post(reverse("memory:everywhere", args=[local.pk])).status_code == 404
+
+    as_user(alice).post(reverse("memory:everywhere", args=[local.pk]))
+
+    local.refresh_from_db()
+    everywhere = MemoryItem.objects.get(owner=alice, text=local.text, status=Status.ACTIVE)
+    assert (everywhere.scope, everywhere.workspace) == (Scope.PERSONAL, None)
+    assert (local.status, local.superseded_by) == (Status.SUPERSEDED, everywhere)
+    assert everywhere.history.get().actor == alice
+    again = as_user(alice).post(reverse("memory:everywhere", args=[alices["personal"].pk]))
+    assert again.status_code == 400

@@ -17,11 +17,16 @@ def remember(owner, text, key="", value="", **kwargs):
 
 
 def test_a_new_preference_is_added_with_its_provenance_and_a_history_row(alice):
-    result = remember(alice, "I prefer bullet points", "lists", "bullets")
+    result = remember(alice, "I prefer bullet points", "list_style", "bullets")
 
     assert result.action == "added"
     item = result.item
-    assert (item.owner, item.scope, item.key, item.value) == (alice, "personal", "lists", "bullets")
+    assert (item.owner, item.scope, item.key, item.value) == (
+        alice,
+        "personal",
+        "list_style",
+        "bullets",
+    )
     assert (item.source_kind, item.source_task_id, item.source_message_id) == (
         "chat_command",
         7,
@@ -33,9 +38,9 @@ def test_a_new_preference_is_added_with_its_provenance_and_a_history_row(alice):
 
 
 def test_a_changed_value_supersedes_the_old_item_which_keeps_its_end_date(alice):
-    old = remember(alice, "I prefer bullet points", "lists", "bullets").item
+    old = remember(alice, "I prefer bullet points", "list_style", "bullets").item
 
-    result = remember(alice, "Write in prose, no bullets", "lists", "prose")
+    result = remember(alice, "Write in prose, no bullets", "list_style", "prose")
 
     old.refresh_from_db()
     assert result.action == "superseded"
@@ -48,9 +53,9 @@ def test_a_changed_value_supersedes_the_old_item_which_keeps_its_end_date(alice)
 
 
 def test_saying_the_same_thing_again_keeps_one_item_and_confirms_it(alice):
-    first = remember(alice, "I prefer bullet points", "lists", "bullets").item
+    first = remember(alice, "I prefer bullet points", "list_style", "bullets").item
 
-    result = remember(alice, "Bullets please", "lists", "bullets")
+    result = remember(alice, "Bullets please", "list_style", "bullets")
 
     assert result.action == "kept"
     assert result.item == first
@@ -70,12 +75,14 @@ def test_near_identical_free_text_is_kept_not_duplicated(alice):
 
 
 def test_duplicates_that_slipped_in_are_merged_into_one(alice):
-    a = MemoryItem.objects.create(owner=alice, text="Use bullets", key="lists", value="bullets")
+    a = MemoryItem.objects.create(
+        owner=alice, text="Use bullets", key="list_style", value="bullets"
+    )
     b = MemoryItem.objects.create(
-        owner=alice, text="Bullet points", key="lists", value="bullets", pinned=True
+        owner=alice, text="Bullet points", key="list_style", value="bullets", pinned=True
     )
 
-    result = remember(alice, "I like bullet points", "lists", "bullets")
+    result = remember(alice, "I like bullet points", "list_style", "bullets")
 
     a.refresh_from_db()
     b.refresh_from_db()
@@ -89,11 +96,11 @@ def test_duplicates_that_slipped_in_are_merged_into_one(alice):
 
 
 def test_forget_invalidates_matching_items_and_keeps_them_in_history(alice):
-    item = remember(alice, "I prefer bullet points", "lists", "bullets").item
+    item = remember(alice, "I prefer bullet points", "list_style", "bullets").item
 
     result = services.reconcile(
         owner=alice,
-        proposal=Proposal(text="I like bullets", key="lists", value="bullets", forget=True),
+        proposal=Proposal(text="I like bullets", key="list_style", value="bullets", forget=True),
         provenance=CHAT,
     )
 
@@ -105,7 +112,7 @@ def test_forget_invalidates_matching_items_and_keeps_them_in_history(alice):
 
 
 def test_forgetting_something_never_remembered_changes_nothing(alice):
-    item = remember(alice, "I prefer bullet points", "lists", "bullets").item
+    item = remember(alice, "I prefer bullet points", "list_style", "bullets").item
 
     result = services.reconcile(
         owner=alice, proposal=Proposal(text="my cat is called Tom", forget=True), provenance=CHAT
@@ -117,10 +124,10 @@ def test_forgetting_something_never_remembered_changes_nothing(alice):
 
 
 def test_scopes_are_reconciled_separately(alice, workspace):
-    everywhere = remember(alice, "Bullets", "lists", "bullets").item
+    everywhere = remember(alice, "Bullets", "list_style", "bullets").item
 
     here = remember(
-        alice, "Prose in Acme", "lists", "prose", scope=Scope.WORKSPACE, workspace=workspace
+        alice, "Prose in Acme", "list_style", "prose", scope=Scope.WORKSPACE, workspace=workspace
     ).item
 
     everywhere.refresh_from_db()
@@ -130,9 +137,9 @@ def test_scopes_are_reconciled_separately(alice, workspace):
 
 
 def test_people_are_reconciled_separately(alice, bob):
-    remember(alice, "Bullets", "lists", "bullets")
+    remember(alice, "Bullets", "list_style", "bullets")
 
-    result = remember(bob, "Prose", "lists", "prose")
+    result = remember(bob, "Prose", "list_style", "prose")
 
     assert result.action == "added"
     assert MemoryItem.objects.filter(status="active").count() == 2
@@ -144,6 +151,10 @@ def test_bad_proposals_are_refused_with_reasons(alice, workspace):
     assert {"text", "key"} <= set(error.value.message_dict)
     with pytest.raises(ValidationError, match="whole number"):
         remember(alice, "Short", "max_words", "short")
+    with pytest.raises(ValidationError, match="long, medium, short"):
+        remember(alice, "Tiny", "length", "tiny")
+    with pytest.raises(ValidationError, match="at_most:N"):
+        remember(alice, "Ask me rarely", "asking", "rarely")
     with pytest.raises(ValidationError, match="need a workspace"):
         remember(alice, "Team rule", scope=Scope.TEAM)
 
@@ -153,7 +164,7 @@ def test_memory_off_means_nothing_is_remembered_from_conversations(alice):
         user=alice, enabled=False, review_mode="auto", admin_access_allowed=False
     )
 
-    result = remember(alice, "I prefer bullet points", "lists", "bullets")
+    result = remember(alice, "I prefer bullet points", "list_style", "bullets")
 
     assert result.action == "ignored"
     assert not MemoryItem.objects.exists()
@@ -167,12 +178,12 @@ def test_review_first_puts_agent_proposals_in_the_inbox(alice):
 
     result = services.propose(
         owner=alice,
-        proposal=Proposal(text="Likes bullets", key="lists", value="bullets"),
+        proposal=Proposal(text="Likes bullets", key="list_style", value="bullets"),
         provenance=provenance,
     )
     again = services.propose(
         owner=alice,
-        proposal=Proposal(text="Bullets!", key="lists", value="bullets"),
+        proposal=Proposal(text="Bullets!", key="list_style", value="bullets"),
         provenance=provenance,
     )
 
@@ -189,7 +200,7 @@ def test_accepting_a_proposal_remembers_it_and_rejecting_one_does_not(alice):
     provenance = services.Provenance(source_kind=Source.AGENT, turn_id=9)
     yes = services.propose(
         owner=alice,
-        proposal=Proposal(text="Likes bullets", key="lists", value="bullets"),
+        proposal=Proposal(text="Likes bullets", key="list_style", value="bullets"),
         provenance=provenance,
     ).candidate
     no = services.propose(
@@ -208,7 +219,7 @@ def test_accepting_a_proposal_remembers_it_and_rejecting_one_does_not(alice):
 def test_auto_accept_reconciles_agent_proposals_at_once(alice):
     result = services.propose(
         owner=alice,
-        proposal=Proposal(text="Likes bullets", key="lists", value="bullets"),
+        proposal=Proposal(text="Likes bullets", key="list_style", value="bullets"),
         provenance=services.Provenance(source_kind=Source.AGENT, turn_id=9),
     )
 

@@ -6,9 +6,12 @@ from datetime import timedelta
 from django.utils import timezone
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from agents.memory import jobs, services
+from agents import llm
+from agents.memory import jobs, reflection, services
 from agents.memory.models import MemoryCandidate, MemoryItem, ReflectionState
 from agents.memory.reflection import reflect_conversation
+from agents.models import ModelProfile, Provider
+from agents.services import agents as agent_services
 from collab.tasks.models import Message
 from collab.tasks.services import post_message
 from tests.factories import membership_of
@@ -17,7 +20,7 @@ LATER = timezone.now() + timedelta(hours=1)
 
 
 def say(workspace, user, task, body):
-    return post_message(membership=membership_of(workspace, user), task=task, body=body)
+    return post_message(membership=membership_of(workspace, user), task=task, body=body).message
 
 
 def model_answering(*memories):
@@ -42,7 +45,7 @@ def test_reflection_remembers_what_the_model_and_the_rules_find(workspace, alice
 
     assert result.outcome == "reflected"
     remembered = {(i.key, i.value): i for i in MemoryItem.objects.filter(owner=alice)}
-    assert set(remembered) == {("tone", "formal"), ("lists", "bullets")}
+    assert set(remembered) == {("tone", "formal"), ("list_style", "bullets")}
     assert remembered["tone", "formal"].source_message_id == tone.pk
     assert remembered["tone", "formal"].source_kind == "reflection"
 
@@ -118,7 +121,7 @@ def test_review_first_sends_reflections_to_the_inbox(workspace, alice, task):
     reflect_conversation(task_id=task.pk, now=LATER)
 
     assert not MemoryItem.objects.exists()
-    assert MemoryCandidate.objects.get(owner=alice).key == "lists"
+    assert MemoryCandidate.objects.get(owner=alice).key == "list_style"
 
 
 def test_a_garbled_model_answer_is_ignored_not_fatal(workspace, alice, task):
@@ -137,3 +140,51 @@ def test_agent_messages_are_never_remembered_as_preferences(workspace, alice, ta
     reflect_conversation(task_id=task.pk, now=LATER)
 
     assert not MemoryItem.objects.exists()
+
+
+def test_in_production_reflection_asks_the_tasks_agent_model_when_it_is_a_configured_one(
+    workspace, alice, task, monkeypatch
+):
+
+    hosted = ModelProfile.objects.create(
+        name="hosted", provider=Provider.OPENAI, model="some-model", base_url="http://127.0.0.1:9"
+    )
+    agent = agent_services.create_agent(
+        membership=membership_of(workspace, alice), name="Mira", model_profile=hosted
+    )
+    agent.tasks.add(task)
+    said = say(workspace, alice, task, "For client work I keep a formal register, always.")
+    built = []
+
+    def build_chat_model(profile, **kwargs):
+        built.append((profile.name, kwargs.get("schema")))
+        return model_answering(
+            {
+                "person": "alice",
+                "message_id": said.pk,
+                "text": "Formal with clients",
+                "key": "tone",
+                "value": "formal",
+            }
+        )
+
+    monkeypatch.setattr(llm, "build_chat_model", build_chat_model)
+
+    reflect_conversation(task_id=task.pk, now=LATER)  # no model passed: the production path
+
+    assert built == [("hosted", reflection.Extraction)]
+    item = MemoryItem.objects.get(owner=alice, key="tone")
+    assert (item.value, item.scope, item.workspace) == ("formal", "workspace", workspace)
+
+
+def test_the_embedded_model_and_the_fakes_leave_reflection_to_the_rules(workspace, alice, task):
+
+    fake = ModelProfile.objects.create(name="fake", provider=Provider.FAKE, model="echo")
+    agent = agent_services.create_agent(
+        membership=membership_of(workspace, alice), name="Mira", model_profile=fake
+    )
+    agent.tasks.add(task)
+    assert reflection.default_chat_model(task) is None
+    agent.model_profile = None  # the site default: the embedded model
+    agent.save()
+    assert reflection.default_chat_model(task) is None

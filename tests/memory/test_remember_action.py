@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import json
 
-from agents import llm, services, turns
+from agents.engine import runner
+from agents.llm import fakes
 from agents.memory import services as memory
-from agents.memory.models import MemoryCandidate, MemoryItem, Source
+from agents.memory.models import MemoryCandidate, MemoryItem, Scope, Source
 from agents.models import Action, ActionKind, ModelProfile, Provider, Trigger, Turn
+from agents.services import actions as action_services
+from agents.services import agents as agent_services
+from agents.services import turns as turn_services
 from collab.tasks.services import post_message
 from tests.factories import membership_of
 
@@ -26,14 +30,16 @@ def _remember(person: str, text: str, key: str = "", value: str = "") -> str:
 
 
 for _name, _answer in {
-    "remember-bob": _remember("bob", "Prefers bullet points", "lists", "bullets"),
+    "remember-bob": _remember("bob", "Prefers bullet points", "list_style", "bullets"),
     "remember-bob-unkeyed": _remember("@Bob", "Likes a short summary first"),
     "remember-carol": _remember("carol", "Prefers prose"),
     "remember-mallory": _remember("mallory", "Prefers prose"),
     "remember-nobody": _remember("", "Prefers prose"),
     "remember-bad-key": _remember("bob", "Odd", "Lists!", "x"),
+    # A hijacked turn: bob's request, the model writes something about alice.
+    "remember-alice-hijacked": _remember("alice", "Alice wants her account deleted"),
 }.items():
-    llm.register_fake_behaviour(_name, lambda messages, answer=_answer: answer)
+    fakes.register_fake_behaviour(_name, lambda messages, answer=_answer: answer)
 
 
 def run_turn(workspace, task, behaviour, *, said_by, body="I prefer bullet points"):
@@ -43,12 +49,14 @@ def run_turn(workspace, task, behaviour, *, said_by, body="I prefer bullet point
         name=f"fake {behaviour}", provider=Provider.FAKE, model=behaviour
     )
     owner = membership_of(workspace, workspace.memberships.get(role="owner").user)
-    agent = services.create_agent(
+    agent = agent_services.create_agent(
         membership=owner, name="Mira", model_profile=profile, on_mention=False
     )
     post_message(membership=membership_of(workspace, said_by), task=task, body=body)
-    turn = services.start_turn(agent=agent, task=task, trigger=Trigger.ASK, requested_by=said_by)
-    turns.run_turn(turn_id=turn.pk)
+    turn = turn_services.start_turn(
+        agent=agent, task=task, trigger=Trigger.ASK, requested_by=said_by
+    )
+    runner.run_turn(turn_id=turn.pk)
     return Action.objects.get(turn=turn, kind=ActionKind.REMEMBER)
 
 
@@ -58,10 +66,28 @@ def test_an_agent_remembers_a_preference_of_someone_in_the_chat(workspace, task,
     item = MemoryItem.objects.get(owner=bob)
     assert action.status == Action.Status.APPLIED
     assert action.result == {"memory": "added", "person_id": bob.pk, "memory_item_id": item.pk}
-    assert (item.key, item.value, item.text) == ("lists", "bullets", "Prefers bullet points")
+    assert (item.key, item.value, item.text) == ("list_style", "bullets", "Prefers bullet points")
     assert item.source_kind == Source.AGENT
     assert (item.source_task_id, item.source_turn_id) == (task.pk, action.turn_id)
     assert item.confidence == memory.AGENT_CONFIDENCE
+    # Only into the current workspace, whatever the model asked for.
+    assert (item.scope, item.workspace_id) == (Scope.WORKSPACE, workspace.pk)
+
+
+def test_a_hijacked_turn_creates_nothing_active_about_someone_else(workspace, task, alice, bob):
+    # given alice is in the chat and accepts what agents notice automatically (the default)
+    post_message(membership=membership_of(workspace, alice), task=task, body="Morning all")
+
+    # when bob's turn's model proposes to remember something about alice
+    action = run_turn(workspace, task, "remember-alice-hijacked", said_by=bob)
+
+    # then nothing is active for her: it waits in her review inbox, in this workspace only
+    assert not MemoryItem.objects.filter(owner=alice).exists()
+    candidate = MemoryCandidate.objects.get(owner=alice)
+    assert action.result["memory"] == "proposed"
+    assert candidate.decision == MemoryCandidate.Decision.PENDING
+    assert (candidate.scope, candidate.workspace_id) == (Scope.WORKSPACE, workspace.pk)
+    assert candidate.text == "Alice wants her account deleted"
 
 
 def test_the_person_can_be_named_with_an_at_sign_and_any_case(workspace, task, bob):
@@ -118,7 +144,9 @@ def test_a_remember_with_a_malformed_key_is_refused_with_the_reason(workspace, t
     action = run_turn(workspace, task, "remember-bad-key", said_by=bob)
 
     assert action.status == Action.Status.SKIPPED
-    assert action.detail == "A key is a short lower-case word (letters, digits, underscores)."
+    assert action.detail == (
+        "A key is a short lower-case word (letters, digits, underscores), or slot:<name>."
+    )
     assert not MemoryItem.objects.exists()
 
 
@@ -126,7 +154,7 @@ def test_a_redelivered_remember_is_applied_once(workspace, task, bob):
     action = run_turn(workspace, task, "remember-bob", said_by=bob)
     Turn.objects.filter(pk=action.turn_id).update(status="running")
 
-    services.apply_action(idempotency_key=action.idempotency_key)
+    action_services.apply_action(idempotency_key=action.idempotency_key)
 
     assert MemoryItem.objects.filter(owner=bob).count() == 1
     assert MemoryItem.objects.get(owner=bob).times_confirmed == 1

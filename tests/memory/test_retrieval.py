@@ -6,12 +6,8 @@ from django.utils import timezone
 
 from agents.memory import search, services
 from agents.memory.models import MemoryItem, Scope
-from agents.memory.selectors import (
-    asking_preference,
-    list_memory_for_prompt,
-    memory_slots,
-    retrieve_for_turn,
-)
+from agents.memory.selectors import retrieve_for_turn
+from agents.policies.memory_facts import MemoryFact, facts_for_requester
 from tests.factories import make_workspace
 
 
@@ -53,21 +49,24 @@ def test_more_relevant_items_rank_first(alice):
 def test_the_structured_profile_is_always_included_and_the_most_specific_scope_wins(
     alice, workspace
 ):
-    item(alice, "Bullets", key="lists", value="bullets")
+    item(alice, "Bullets", key="list_style", value="bullets")
     local = item(
         alice,
         "Prose in Acme",
-        key="lists",
+        key="list_style",
         value="prose",
         scope=Scope.WORKSPACE,
         workspace=workspace,
     )
-    spelling = item(alice, "British spelling", key="spelling", value="en-GB")
+    spelling = item(alice, "British spelling", key="spelling", value="british")
 
     memory = retrieve_for_turn([alice], workspace, "unrelated words entirely")
 
     assert {m.item_id for m in memory.profile} == {local.pk, spelling.pk}
-    assert memory_slots(memory, person_id=alice.pk) == {"lists": "prose", "spelling": "en-GB"}
+    assert {(f.key, f.value) for f in memory.facts} == {
+        ("list_style", "prose"),
+        ("spelling", "british"),
+    }
 
 
 def test_retrieval_stays_within_the_token_budget(alice):
@@ -81,8 +80,8 @@ def test_retrieval_stays_within_the_token_budget(alice):
 
 
 def test_the_prompt_says_whose_preference_each_item_is(alice, bob, workspace):
-    item(alice, "I prefer bullet points", key="lists", value="bullets")
-    item(bob, "I write in US spelling", key="spelling", value="en-US")
+    item(alice, "I prefer bullet points", key="list_style", value="bullets")
+    item(bob, "I write in US spelling", key="spelling", value="american")
     item(
         bob,
         "Formal tone for clients",
@@ -94,7 +93,7 @@ def test_the_prompt_says_whose_preference_each_item_is(alice, bob, workspace):
 
     prompt = retrieve_for_turn([alice, bob], workspace, "draft").as_prompt()
 
-    assert "(alice's preference) I prefer bullet points [lists=bullets]" in prompt
+    assert "(alice's preference) I prefer bullet points [list_style=bullets]" in prompt
     assert "(bob's preference) I write in US spelling" in prompt
     assert "(team preference) Formal tone for clients" in prompt
 
@@ -119,7 +118,7 @@ def test_personal_memory_from_another_workspace_is_not_retrieved(alice, workspac
 
 
 def test_memory_off_means_nothing_is_used(alice, workspace):
-    item(alice, "I prefer bullet points", key="lists", value="bullets")
+    item(alice, "I prefer bullet points", key="list_style", value="bullets")
     item(alice, "Offsite budget is 5000")
     services.update_settings(
         user=alice, enabled=False, review_mode="auto", admin_access_allowed=False
@@ -131,29 +130,76 @@ def test_memory_off_means_nothing_is_used(alice, workspace):
 
 
 def test_superseded_and_deleted_items_are_not_used(alice):
-    item(alice, "Bullets about the offsite", key="lists", value="bullets", status="superseded")
+    item(alice, "Bullets about the offsite", key="list_style", value="bullets", status="superseded")
     item(alice, "Offsite at the lake", status="deleted")
 
     assert retrieve_for_turn([alice], None, "offsite").items == []
 
 
-def test_asking_less_is_read_as_the_persons_asking_preference(alice, bob):
+def test_asking_less_is_a_structured_fact_of_that_person_only(alice, bob):
     item(alice, "Ask me fewer questions", key="asking", value="less")
 
-    memory = retrieve_for_turn([alice, bob], None, "")
+    facts = retrieve_for_turn([alice, bob], None, "").facts
 
-    assert asking_preference(memory, person_id=alice.pk) == "less"
-    assert asking_preference(memory, person_id=bob.pk) == "normal"
+    assert [(f.person_id, f.key, f.value) for f in facts] == [(alice.pk, "asking", "less")]
+    assert facts_for_requester(facts, bob.pk) == []
+    assert [f.value for f in facts_for_requester(facts, alice.pk)] == ["less"]
 
 
-def test_the_agents_entry_point_gives_prompt_lines_with_item_ids(alice, bob, task):
-    mine = item(alice, "I prefer bullet points", key="lists", value="bullets")
-    item(bob, "Bob's private note about the offsite plan")
+def test_memory_facts_carry_whose_key_value_scope_kinds_text_and_sharing(alice, workspace):
+    mine = item(
+        alice,
+        "Our stand-ups always run 15 minutes",
+        key="slot:duration",
+        value="15 minutes",
+        kinds="meeting_brief",
+        scope=Scope.WORKSPACE,
+        workspace=workspace,
+        shared=True,
+    )
+    everywhere = item(alice, "Zoë écrit en anglais britannique", key="spelling", value="british")
 
-    found = list_memory_for_prompt(task=task, user_ids=[alice.pk])
+    facts = retrieve_for_turn([alice], workspace, "").facts
 
-    assert [entry.item_id for entry in found] == [mine.pk]
-    assert str(found[0]) == "(alice's preference) I prefer bullet points [lists=bullets]"
+    assert set(facts) == {
+        MemoryFact(
+            item_id=mine.pk,
+            person_id=alice.pk,
+            person_name="alice",
+            key="slot:duration",
+            value="15 minutes",
+            scope="workspace",
+            kinds=("meeting_brief",),
+            text="Our stand-ups always run 15 minutes",
+            shared=True,
+        ),
+        MemoryFact(
+            item_id=everywhere.pk,
+            person_id=alice.pk,
+            person_name="alice",
+            key="spelling",
+            value="british",
+            scope="global",
+            kinds=(),
+            text="Zoë écrit en anglais britannique",
+            shared=False,
+        ),
+    }
+
+
+def test_a_turn_for_one_person_reads_no_one_elses_unshared_memory(alice, bob, workspace):
+    item(alice, "Alice's private: planning to leave in March", key="plan", value="leave")
+    item(alice, "Alice's budget notes for the offsite", scope=Scope.WORKSPACE, workspace=workspace)
+    shared = item(alice, "Offsite venue is the boathouse", shared=True)
+    own = item(bob, "Bob prefers bullets", key="list_style", value="bullets")
+
+    memory = retrieve_for_turn(
+        [alice, bob], workspace, "offsite budget venue plan", requester_id=bob.pk
+    )
+
+    assert {m.item_id for m in memory.items} == {shared.pk, own.pk}
+    nobody = retrieve_for_turn([alice, bob], workspace, "offsite venue", requester_id=None)
+    assert {m.item_id for m in nobody.items} == {shared.pk}
 
 
 def test_full_text_search_works_with_filters_across_tables(alice, bob):
@@ -198,7 +244,7 @@ def test_the_score_computed_in_sql_is_the_documented_formula(alice):
 def test_retrieval_reads_profile_and_matches_in_one_query(
     alice, bob, workspace, django_assert_num_queries
 ):
-    item(alice, "Bullets", key="lists", value="bullets")
+    item(alice, "Bullets", key="list_style", value="bullets")
     item(bob, "Lunch is vegetarian", scope=Scope.WORKSPACE, workspace=workspace)
     item(alice, "Team lunch on Fridays", scope=Scope.TEAM, workspace=workspace)
     services.update_settings(user=bob, enabled=True, review_mode="auto", admin_access_allowed=False)

@@ -5,7 +5,7 @@ that she writes British English (a plain statement: the worker's debounced refle
 it up). Session 2: in a new task she only asks for a draft; the worker's turn drafts in bullets
 and British spelling, and the turn logs the memory items it used. Session 3: she asks for
 American spelling; reflection supersedes the old item, and the next draft follows the new one.
-The ``draft`` fake model follows only the preferences its prompt lists (``agents/llm.py``), so
+The ``draft`` fake model follows only the preferences its prompt lists (``agents/llm/fakes.py``), so
 the document shows what reached the model. Bob's own preference never reaches alice's prompts.
 """
 
@@ -17,9 +17,9 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from agents import services as agent_services
 from agents.memory.models import MemoryItem, Source, Status
 from agents.models import Agent, AgentMode, ModelCall, ModelProfile, Provider, Turn
+from agents.services import agents as agent_services
 from collab.tasks import documents
 from collab.tasks.models import Task
 from collab.tasks.services import post_message
@@ -38,8 +38,8 @@ QUIET_SECONDS = 1  # reflection reads a conversation this long after its last me
 
 
 @pytest.fixture
-def enqueued() -> None:
-    """Reflection jobs go to the broker for real here (the package's conftest records them)."""
+def sent_jobs() -> None:
+    """Memory jobs go to the broker for real here (the package's conftest records them)."""
 
 
 @pytest.fixture
@@ -88,12 +88,12 @@ def test_preferences_said_once_shape_the_worker_s_drafts_in_later_sessions(
     say(workspace, alice, first, "I always write British English.")
     say(workspace, bob, new_task(mira, "Bob's notes"), "remember that I prefer numbered lists")
     _wait_for(lambda: active(alice, "spelling") is not None, "reflection in the worker", tmp_path)
-    bullets, british = active(alice, "lists"), active(alice, "spelling")
-    numbered = active(bob, "lists")
+    bullets, british = active(alice, "list_style"), active(alice, "spelling")
+    numbered = active(bob, "list_style")
     assert bullets is not None
     assert bullets.value == "bullets"
     assert british is not None
-    assert british.value == "en-GB"
+    assert british.value == "british"
     assert (bullets.source_kind, british.source_kind) == (Source.CHAT_COMMAND, Source.REFLECTION)
     assert numbered is not None
     assert numbered.value == "numbered"
@@ -119,7 +119,7 @@ def test_preferences_said_once_shape_the_worker_s_drafts_in_later_sessions(
     assert british.valid_to is not None
     american = active(alice, "spelling")
     assert american is not None
-    assert american.value == "en-US"
+    assert american.value == "american"
     assert american.source_kind == Source.REFLECTION
 
     turn, text = draft(workspace, alice, new_task(mira, "Q3 report"), tmp_path)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -15,6 +17,7 @@ from django.test import Client
 
 from collab.accounts.services import create_api_token
 from collab.asgi import application as asgi_application
+from collab.realtime import access
 from collab.realtime.rooms import get_manager
 from collab.tasks.models import Task
 from tests.realtime.yclient import YClient, token_headers
@@ -37,6 +40,7 @@ async def rooms(transactional_db: None) -> AsyncIterator[Any]:
     manager = get_manager()
     yield manager
     await manager.close()
+    await access.get_watcher().close()  # see open_socket
     # The database thread of channels keeps its connection (CONN_MAX_AGE); close it so the test
     # database can be dropped.
     await database_sync_to_async(connections.close_all)()
@@ -62,6 +66,7 @@ ORIGIN = "http://testserver"
 
 # Generous: the machine running the suite may be busy. Nothing asserts on how long it took.
 WAIT = 10
+TEARDOWN_SECONDS = 5
 
 
 def _session_cookie(user: User) -> str:
@@ -100,7 +105,8 @@ OpenSocket = Callable[..., Awaitable[Socket]]
 async def open_socket() -> AsyncIterator[OpenSocket]:
     """``await open_socket(alice, task_id)``: a chat socket, by session cookie unless ``token``.
 
-    ``origin=None`` leaves the Origin header out; ``fmt="json"`` asks for JSON events.
+    ``origin=None`` leaves the Origin header out; ``fmt="json"`` asks for JSON events;
+    ``role="viewer"`` says the role the page was rendered with (``?role=``).
     """
     sockets: list[Socket] = []
 
@@ -112,6 +118,7 @@ async def open_socket() -> AsyncIterator[OpenSocket]:
         origin: str | None = ORIGIN,
         token: bool = False,
         authorization: str | None = None,
+        role: str | None = None,
     ) -> Socket:
         headers: list[tuple[bytes, bytes]] = []
         if origin is not None:
@@ -123,7 +130,8 @@ async def open_socket() -> AsyncIterator[OpenSocket]:
         if user is not None and not token:
             cookie = await database_sync_to_async(_session_cookie)(user)
             headers.append((b"cookie", cookie.encode()))
-        path = f"/ws/tasks/{task_id}/chat" + ("?format=json" if fmt == "json" else "")
+        query = (["format=json"] if fmt == "json" else []) + ([f"role={role}"] if role else [])
+        path = f"/ws/tasks/{task_id}/chat" + ("?" + "&".join(query) if query else "")
         socket = Socket(asgi_application, path, headers=headers)
         accepted, code = await socket.connect(timeout=WAIT)
         socket.accepted = bool(accepted)
@@ -132,9 +140,17 @@ async def open_socket() -> AsyncIterator[OpenSocket]:
         return socket
 
     yield _open
+    # Teardown is bounded: cancelling a consumer (or the watcher's listener) inside a
+    # channels-redis receive has been seen to wait for ever in a test's loop; what is left
+    # pending dies with the loop, and the next test gets a fresh channel layer (tests/conftest.py).
     for socket in sockets:
         if not socket.future.done():
-            await socket.disconnect()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(socket.disconnect(), TEARDOWN_SECONDS)
+    # This loop's access watcher stops its listener: left waiting in a receive, it would keep
+    # channels-redis's receive lock bound to this loop.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(access.get_watcher().close(), TEARDOWN_SECONDS)
     # No layer.flush() here: with channels-redis it closes the pools of every event loop,
     # including the broadcast publisher's loop in another thread, which fails ("attached to a
     # different loop"). channels-redis closes this loop's pool itself when pytest closes the loop.

@@ -93,6 +93,8 @@ class LiveSite:
     directory: Path
     redis_url: str | None = None
     settings: dict[str, str] = field(default_factory=dict)
+    # Production mode: a PostgreSQL database of its own (else a SQLite file in ``directory``).
+    database_url: str | None = None
     servers: list[Server] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -118,6 +120,8 @@ class LiveSite:
         )
         if self.redis_url:
             env["REDIS_URL"] = self.redis_url
+        if self.database_url:
+            env["DATABASE_URL"] = self.database_url
         env.update(self.settings)
         return env
 
@@ -142,7 +146,9 @@ class LiveSite:
     def prepare(self, template: Path | None = None, *, text: str = "") -> Cast:
         """Migrate (or copy a migrated template database), then seed the cast and a task whose
         document reads ``text`` (written through the edit service)."""
-        if template is not None and template.exists():
+        if self.database_url:
+            self.manage("migrate")
+        elif template is not None and template.exists():
             shutil.copy(template, self.database)
         else:
             self.manage("migrate")
@@ -150,6 +156,8 @@ class LiveSite:
 
     def texts(self, document_id: int) -> dict[str, str]:
         """``Document.text`` and the text rebuilt from snapshot + update log, read directly."""
+        if self.database_url:
+            return self._texts_postgres(document_id)
         with sqlite3.connect(self.database, timeout=20) as db:
             column, ystate, snapshot_id = db.execute(
                 "SELECT text, ystate, snapshot_update_id FROM tasks_document WHERE id = ?",
@@ -157,6 +165,23 @@ class LiveSite:
             ).fetchone()
             rows = db.execute(
                 "SELECT data FROM tasks_documentupdate WHERE document_id = ? AND id > ?"
+                " ORDER BY id",
+                (document_id, snapshot_id),
+            ).fetchall()
+        parts = [bytes(ystate)] + [bytes(data) for (data,) in rows if data]
+        state = merge_updates(*parts) if len(parts) > 1 else parts[0]
+        return {"column": column, "log": ytext.text_of(state)}
+
+    def _texts_postgres(self, document_id: int) -> dict[str, str]:
+        import psycopg
+
+        with psycopg.connect(self.database_url or "") as db:
+            column, ystate, snapshot_id = db.execute(
+                "SELECT text, ystate, snapshot_update_id FROM tasks_document WHERE id = %s",
+                (document_id,),
+            ).fetchone() or ("", b"", 0)
+            rows = db.execute(
+                "SELECT data FROM tasks_documentupdate WHERE document_id = %s AND id > %s"
                 " ORDER BY id",
                 (document_id, snapshot_id),
             ).fetchall()

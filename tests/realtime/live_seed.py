@@ -33,12 +33,19 @@ def main(argv: list[str]) -> None:
 
         task = Task.objects.get(pk=int(args[0]))
         apply_text_edit(task=task, new_text=args[2], author_label=args[1])
-    elif command == "anchor":
-        from collab.tasks.documents import insert_at_anchor
+    elif command == "anchor":  # insert after the first occurrence of an anchor ("" = the end)
+        from collab.tasks.documents import replace_in_document
         from collab.tasks.models import Task
 
         task = Task.objects.get(pk=int(args[0]))
-        insert_at_anchor(task=task, anchor=args[2], text=args[3], author_label=args[1])
+        anchor, text = args[2], args[3]
+        replace_in_document(task=task, find=anchor, replace=anchor + text, author_label=args[1])
+    elif command == "remove":  # alice removes USERNAME from the workspace (the service)
+        _remove(args[0])
+    elif command == "revoke":  # USERNAME's live-test tokens are revoked (the service)
+        _revoke(args[0])
+    elif command == "agent":  # alice adds agent NAME (fake model BEHAVIOUR) to the first task
+        _agent(args[0], args[1])
     elif command == "type":
         _type(int(args[0]), author=args[1], find=args[2], replace=args[3])
     else:
@@ -46,8 +53,8 @@ def main(argv: list[str]) -> None:
 
 
 def _type(task_id: int, *, author: str, find: str, replace: str) -> None:
-    """What ``agents.services`` does for a direct edit typed live (steps of about 4 characters
-    here, so that emoji sequences are cut between steps), paced a little."""
+    """What ``agents.services.live_typing`` does for a direct edit typed live (steps of about 4
+    characters here, so that emoji sequences are cut between steps), paced a little."""
     import time
 
     from collab.lib import ytext
@@ -69,6 +76,42 @@ def _type(task_id: int, *, author: str, find: str, replace: str) -> None:
         base = documents.next_base(base, edit, text=text)
         time.sleep(0.02)
     print(len(groups))
+
+
+def _agent(name: str, behaviour: str) -> None:
+    from agents.models import ModelProfile, Provider
+    from agents.services.agents import create_agent
+    from collab.tasks.models import Task
+    from collab.workspaces.models import Membership
+
+    task = Task.objects.order_by("id").first()
+    assert task is not None
+    owner = Membership.objects.get(workspace=task.workspace, user__username="alice")
+    profile = ModelProfile.objects.create(name=name, provider=Provider.FAKE, model=behaviour)
+    agent = create_agent(membership=owner, name=name, model_profile=profile)
+    agent.tasks.add(task)
+
+
+def _remove(username: str) -> None:
+    from collab.workspaces.models import Membership
+    from collab.workspaces.services import remove_member
+
+    membership = Membership.objects.select_related("workspace", "user").get(user__username=username)
+    owner = Membership.objects.select_related("workspace", "user").get(
+        workspace=membership.workspace, user__username="alice"
+    )
+    remove_member(actor=owner, membership=membership)
+
+
+def _revoke(username: str) -> None:
+    from django.contrib.auth.models import User
+
+    from collab.accounts.models import ApiToken
+    from collab.accounts.services import revoke_api_token
+
+    user = User.objects.get(username=username)
+    for token_id in ApiToken.objects.filter(user=user).values_list("id", flat=True):
+        revoke_api_token(user=user, token_id=token_id)
 
 
 def _seed(text: str) -> dict[str, object]:
@@ -127,13 +170,14 @@ def _cold_load(*, chars: int, updates: int) -> dict[str, object]:
         text.insert(ytext.utf8_offset(current, position), "ab😀cdefgh日本"[:chunk] * 1)
         pending.append(doc.get_update(before))
         if len(pending) == 10 or i == updates - 1:
-            result = documents.append_document_updates(
+            request = documents.AppendRequest(
                 document_id=document_id,
                 updates=[documents.PendingUpdate(u, None, "bench") for u in pending],
                 text=str(text),
                 previous_text=None,
                 after_id=after_id,
             )
+            result = documents.append_document_updates_many([request])[document_id]
             after_id = result.last_update_id
             if result.should_compact:
                 documents.compact_document(document_id=document_id)

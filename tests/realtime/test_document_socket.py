@@ -246,8 +246,8 @@ async def test_a_server_side_edit_reaches_open_sockets_of_the_same_process(conne
 
     def agent_edit() -> None:  # a thread of its own, like the embedded Celery worker
         try:
-            documents.insert_at_anchor(
-                task=task, anchor="", text=" and 🤖 by the agent", author_label="agent:Scribe"
+            documents.replace_in_document(
+                task=task, find="", replace=" and 🤖 by the agent", author_label="agent:Scribe"
             )
         finally:
             connection.close()
@@ -271,13 +271,14 @@ async def test_rooms_catch_up_with_updates_that_never_came_through_the_relay(
         doc, text = ytext.doc_from_updates(loaded.state)
         before = doc.get_state()
         text.insert(ytext.utf8_offset(str(text), 4), " + theirs")
-        documents.append_document_updates(
+        request = documents.AppendRequest(
             document_id=task.document.pk,
             updates=[documents.PendingUpdate(doc.get_update(before), None, "bob")],
             text="mine + theirs",
             previous_text="mine",
             after_id=loaded.last_update_id,
         )
+        documents.append_document_updates_many([request])
 
     await database_sync_to_async(write_elsewhere)()
 

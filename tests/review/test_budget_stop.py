@@ -6,9 +6,11 @@ from decimal import Decimal
 
 import pytest
 
-from agents import services, turns
+from agents.engine import runner
 from agents.models import ModelCall, ModelProfile, Provider, Turn, TurnStatus
-from collab.review.models import ReviewSettings
+from agents.review.models import ReviewSettings
+from agents.services import agents as agent_services
+from agents.services import turns as turn_services
 from collab.tasks.models import Message
 from tests.factories import membership_of
 from tests.review.conftest import make_call, make_turn
@@ -19,7 +21,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def mira(workspace, alice, task):
     profile = ModelProfile.objects.create(name="fake", provider=Provider.FAKE, model="echo")
-    agent = services.create_agent(
+    agent = agent_services.create_agent(
         membership=membership_of(workspace, alice), name="Mira", model_profile=profile
     )
     agent.tasks.add(task)
@@ -27,7 +29,7 @@ def mira(workspace, alice, task):
 
 
 def ask(workspace, bob, mira, task):
-    return services.ask_agent(membership=membership_of(workspace, bob), agent=mira, task=task)
+    return turn_services.ask_agent(membership=membership_of(workspace, bob), agent=mira, task=task)
 
 
 def test_an_agent_does_not_run_once_the_monthly_budget_is_spent(workspace, bob, mira, task):
@@ -36,7 +38,7 @@ def test_an_agent_does_not_run_once_the_monthly_budget_is_spent(workspace, bob, 
     turn = ask(workspace, bob, mira, task)
     calls_before = ModelCall.objects.count()
 
-    outcome = turns.run_turn(turn_id=turn.pk)
+    outcome = runner.run_turn(turn_id=turn.pk)
 
     turn.refresh_from_db()
     assert outcome == "over budget"
@@ -55,7 +57,7 @@ def test_an_agent_runs_while_under_budget_or_without_a_hard_stop(workspace, bob,
     make_call(make_turn(mira, task), cost="0.90")
     turn = ask(workspace, bob, mira, task)
 
-    outcome = turns.run_turn(turn_id=turn.pk)
+    outcome = runner.run_turn(turn_id=turn.pk)
 
     assert outcome == TurnStatus.DONE
     assert Turn.objects.get(pk=turn.pk).status == TurnStatus.DONE

@@ -11,9 +11,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.memory.models import MemoryHistory, MemoryItem, MemorySettings, Scope
+from agents.review.models import ReviewSettings
+from agents.review.privacy import MEMORY_WITHHELD
 from collab.audit.models import AuditEvent
-from collab.review.models import ReviewSettings
-from collab.review.privacy import MEMORY_WITHHELD
 from collab.tasks.models import DocumentVersion
 from collab.tasks.services import post_message
 from tests import factories
@@ -212,7 +212,7 @@ def test_bad_export_ranges_answer_400_and_are_not_audited(as_user, workspace, al
 
 
 def test_exports_read_nothing_until_the_response_is_consumed(busy_task, django_assert_num_queries):
-    from collab.review.exports import ExportSpec, jsonl_lines
+    from agents.review.exports import ExportSpec, jsonl_lines
 
     with django_assert_num_queries(0):
         lines = jsonl_lines(ExportSpec(task_id=busy_task.pk), None)

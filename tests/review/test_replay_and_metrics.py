@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from agents.memory.models import MemoryHistory, MemoryItem, Scope
-from collab.review.metrics import compute_metrics, initiative_entropy, workspace_metrics
+from agents.review.metrics import compute_metrics, initiative_entropy, workspace_metrics
 from collab.tasks.models import DocumentVersion, TaskStatus
 from collab.tasks.services import post_message, set_task_status
 from tests.factories import membership_of

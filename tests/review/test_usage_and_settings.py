@@ -7,10 +7,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from agents.review.models import ReviewSettings
+from agents.review.selectors import ReviewScope
+from agents.review.usage import check_budget, usage_by_day, usage_chart
 from collab.audit.models import AuditEvent
-from collab.review.models import ReviewSettings
-from collab.review.selectors import ReviewScope
-from collab.review.usage import check_budget, usage_by_day, usage_chart
 from tests.review.conftest import make_agent, make_call, make_turn
 
 pytestmark = pytest.mark.django_db

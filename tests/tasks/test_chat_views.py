@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 def _post(task: Task, user: User, body: str) -> int:
     membership = factories.membership_of(task.workspace, user)
-    return post_message(membership=membership, task=task, body=body).pk
+    return post_message(membership=membership, task=task, body=body).message.pk
 
 
 def test_newer_messages_gives_only_what_came_after_the_last_one_seen(as_user, task, alice, bob):
@@ -74,7 +74,8 @@ def test_message_script_is_escaped_on_the_task_page(as_user, task, alice, bob):
 def test_task_page_connects_the_chat_pane_to_its_socket(as_user, task, carol):
     page = as_user(carol).get(reverse("tasks:detail", args=[task.pk])).content.decode()
 
-    assert f'ws-connect="/ws/tasks/{task.pk}/chat"' in page
+    # with the role the page was rendered with (carol views): a change while away is sent
+    assert f'ws-connect="/ws/tasks/{task.pk}/chat?role=viewer"' in page
     assert 'id="chat-connection"' in page
     assert "collab/chat.js" in page
     assert "viewers cannot post" in page

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 
 from collab.lib import ytext
 from collab.tasks import documents
@@ -25,13 +25,14 @@ def _update_inserting(state: bytes, index: int, value: str) -> bytes:
 
 def _append(document: Document, update: bytes, label: str = "alice", text: str | None = None):
     loaded = documents.load_document(document_id=document.pk)
-    return documents.append_document_updates(
+    request = documents.AppendRequest(
         document_id=document.pk,
         updates=[documents.PendingUpdate(data=update, author_id=None, author_label=label)],
         text=text if text is not None else ytext.text_of(loaded.state, update),
         previous_text=loaded.text,
         after_id=loaded.last_update_id,
     )
+    return documents.append_document_updates_many([request])[document.pk]
 
 
 def test_text_only_documents_are_seeded_identically_every_time(task):
@@ -78,13 +79,14 @@ def test_appends_report_rows_written_by_others(task):
     _append(document, other, label="bob")
 
     mine = _update_inserting(start.state, 0, "mine ")
-    result = documents.append_document_updates(
+    request = documents.AppendRequest(
         document_id=document.pk,
         updates=[documents.PendingUpdate(data=mine, author_id=None, author_label="alice")],
         text="mine ",
         previous_text="",
         after_id=start.last_update_id,
     )
+    result = documents.append_document_updates_many([request])[document.pk]
 
     assert [data for _, data in result.missed] == [other]
     assert result.last_update_id == max(result.update_ids)
@@ -147,23 +149,6 @@ def test_non_ascii_edits_land_where_intended(task, before, after):
 
     assert documents.load_document(document_id=task.document.pk).text == after
     assert Document.objects.get(task=task).text == after
-
-
-def test_insert_at_anchor_inserts_after_the_anchor(task):
-    documents.apply_text_edit(task=task, new_text="# Plan 🗓\n\n## Notes\n", author_label="alice")
-
-    documents.insert_at_anchor(
-        task=task, anchor="# Plan 🗓\n", text="- book the venue 🏨\n", author_label="agent:Scribe"
-    )
-
-    assert task.document.__class__.objects.get(pk=task.document.pk).text == (
-        "# Plan 🗓\n- book the venue 🏨\n\n## Notes\n"
-    )
-
-
-def test_insert_at_a_missing_anchor_is_refused(task):
-    with pytest.raises(ValidationError):
-        documents.insert_at_anchor(task=task, anchor="nowhere", text="x", author_label="alice")
 
 
 def test_edits_are_published_to_live_rooms_on_commit(task, django_capture_on_commit_callbacks):
@@ -247,3 +232,53 @@ def test_one_flush_persists_the_batches_of_several_documents(workspace):
     assert set(results) == {first.document.pk, second.document.pk}
     assert Document.objects.get(task=first).text == "one"
     assert Document.objects.get(task=second).text == "two"
+
+
+def _request(document: Document, update: bytes, *, author_id: int | None = None):
+    loaded = documents.load_document(document_id=document.pk)
+    return documents.AppendRequest(
+        document_id=document.pk,
+        updates=[documents.PendingUpdate(data=update, author_id=author_id, author_label="bob")],
+        text=ytext.text_of(loaded.state, update),
+        previous_text=loaded.text,
+        after_id=loaded.last_update_id,
+    )
+
+
+def test_a_nul_inserted_through_yjs_never_stops_the_document_saving(task):
+    # given an editor's Yjs update that inserts a NUL (legal in Yjs, not in PostgreSQL text)
+    document = task.document
+    state = documents.load_document(document_id=document.pk).state
+    poisoned = _update_inserting(state, 0, "nul\x00here")
+
+    # when it is flushed, then it is stored, and the derived text column holds a replacement
+    result = documents.append_document_updates_many([_request(document, poisoned)])
+    assert isinstance(result[document.pk], documents.AppendResult)
+    assert Document.objects.get(pk=document.pk).text == "nul\ufffdhere"
+    assert "\x00" in documents.load_document(document_id=document.pk).text  # the log keeps it
+
+    # and later edits (and versions) of the same document keep saving
+    later = _update_inserting(documents.load_document(document_id=document.pk).state, 0, "ok ")
+    documents.append_document_updates_many([_request(document, later)])
+    assert Document.objects.get(pk=document.pk).text == "ok nul\ufffdhere"
+    documents.record_document_version(task=task)
+    assert "\x00" not in DocumentVersion.objects.filter(document=document).latest("id").text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_documents_failed_flush_never_rolls_back_another(workspace):
+    # given two rooms flushing together, one of them with a batch the database refuses
+    good, bad = factories.make_task(workspace), factories.make_task(workspace)
+    state = documents.load_document(document_id=good.document.pk).state
+    fine = _request(good.document, _update_inserting(state, 0, "saved"))
+    refused = _request(bad.document, _update_inserting(state, 0, "lost"), author_id=10**9)
+
+    # when they are flushed in one call
+    outcome = documents.append_document_updates_many([refused, fine])
+
+    # then the good document is saved, and only the bad one is reported back to its room
+    assert isinstance(outcome[good.document.pk], documents.AppendResult)
+    assert isinstance(outcome[bad.document.pk], documents.AppendFailure)
+    assert Document.objects.get(pk=good.document.pk).text == "saved"
+    assert Document.objects.get(pk=bad.document.pk).text == ""
+    assert not DocumentUpdate.objects.filter(document=bad.document).exists()

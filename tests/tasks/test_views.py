@@ -80,7 +80,7 @@ def test_members_open_the_task_page_with_document_chat_and_agents(as_user, task,
     assert response.status_code == 200
     for area in (b'id="document"', b'aria-label="Chat"', b'id="agents"'):
         assert area in response.content
-    assert f'ws-connect="/ws/tasks/{task.pk}/chat"'.encode() in response.content
+    assert f'ws-connect="/ws/tasks/{task.pk}/chat?role='.encode() in response.content
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
 import pytest
 from django.urls import reverse
 
 from collab.workspaces.models import Invitation, Membership, Role, Workspace
 from collab.workspaces.services import create_invitation
-from tests.factories import membership_of
+from tests.factories import PASSWORD, membership_of
 
 pytestmark = pytest.mark.django_db
 
@@ -209,13 +210,35 @@ def test_a_malformed_invitation_form_answers_400_with_reasons(as_user, workspace
     assert not Invitation.objects.exists()
 
 
-def test_an_invitation_link_sends_signed_out_visitors_to_sign_up(client, workspace, alice):
+def test_an_invitation_link_tells_signed_out_visitors_what_it_is_and_how_to_join(
+    client, workspace, alice
+):
     new = create_invitation(actor=membership_of(workspace, alice), role=Role.EDITOR)
+    link = reverse("workspaces:invitation", args=[new.token])
 
-    response = client.get(reverse("workspaces:invitation", args=[new.token]))
+    response = client.get(link)
 
-    assert response.status_code == 302
-    assert response["Location"].startswith(reverse("accounts:signup"))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "<strong>alice</strong> invited you to join <strong>Acme</strong>" in page
+    assert f'href="{reverse("accounts:signup")}?next={quote(link)}"' in page
+    assert f'href="{reverse("accounts:login")}?next={quote(link)}"' in page
+    assert "Join workspace" not in page  # a button only for people who are logged in
+
+
+def test_signing_up_from_an_invitation_names_the_workspace_and_comes_back_to_it(
+    client, workspace, alice
+):
+    new = create_invitation(actor=membership_of(workspace, alice), role=Role.VIEWER)
+    link = reverse("workspaces:invitation", args=[new.token])
+
+    form = client.get(reverse("accounts:signup"), {"next": link})
+    assert "to join <strong>Acme</strong>" in form.content.decode()
+    done = client.post(
+        reverse("accounts:signup") + f"?next={link}",
+        {"username": "dora", "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert done["Location"] == link
 
 
 def test_accepting_an_invitation_joins_the_workspace(as_user, workspace, alice, mallory):

@@ -212,6 +212,26 @@ class DocumentEditor {
       'Reload the page to see the saved document.'
   }
 
+  // The person's role changed with the page open (a viewer promoted to editor, an editor
+  // demoted): the page's chat socket says so (static/collab/task_page.js calls this).
+  setReadOnly (readOnly) {
+    readOnly = Boolean(readOnly)
+    if (readOnly !== this.readOnly) {
+      this.readOnly = readOnly
+      this.root.dataset.readonly = String(readOnly)
+      this.view.dispatch({ effects: this.editable.reconfigure(this.readOnlyExtensions()) })
+      const user = this.awareness.getLocalState()?.user
+      if (user) this.awareness.setLocalStateField('user', { ...user, role: readOnly ? 'viewer' : 'editor' })
+    }
+    const write = this.root.querySelector('[data-mode=write]')
+    if (write) write.textContent = readOnly ? 'Source' : 'Write'
+    if (!readOnly) {
+      const denied = this.root.querySelector('[data-role=denied]')
+      if (denied) denied.remove()
+      if (this.root.dataset.mode === 'preview') this.setMode('write')
+    }
+  }
+
   readOnlyExtensions () {
     if (!this.loaded) {
       return [EditorState.readOnly.of(true), EditorView.editable.of(false), placeholder('Loading the document…')]

@@ -48,7 +48,8 @@ def test_a_vague_request_gets_one_question_message():
 
     assert record["decision"] == "ask"
     assert record["question"].count("?") == len(record["detail"]["questions"])
-    assert "Where are you going?" in record["question"]
+    assert "When does the trip start?" in record["question"]
+    assert "Where are you going?" not in record["question"]  # the title says "Lisbon trip"
 
 
 def test_the_answer_to_a_question_card_fills_its_slot():
@@ -81,12 +82,39 @@ def test_the_request_falls_back_to_the_last_human_message_and_agents_are_not_peo
     assert situation.slot("destination").value == "Rome"  # type: ignore[union-attr]
 
 
-def test_ask_me_less_in_memory_reaches_the_budget():
+def _asking(person_id, value):
+    return {
+        "item_id": person_id,
+        "person_id": person_id,
+        "person_name": f"user{person_id}",
+        "key": "asking",
+        "value": value,
+        "scope": "workspace",
+        "kinds": [],
+        "text": "Please ask me fewer questions",
+        "shared": True,
+    }
+
+
+def test_ask_me_less_in_memory_reaches_the_budget_of_that_person_only():
+    items = [_asking(1, "less")]
+    mine = situation_from_context(
+        context(request="Plan it", memory_items=items, requested_by_id=1), today=TODAY
+    )
+    theirs = situation_from_context(
+        context(request="Plan it", memory_items=items, requested_by_id=2), today=TODAY
+    )
+
+    assert mine.budget.preference == "less"
+    assert theirs.budget.preference == "normal"
+
+
+def test_the_prose_memory_lines_do_not_reach_the_policy():
     situation = situation_from_context(
         context(request="Plan it", memory=["Please ask me fewer questions"]), today=TODAY
     )
 
-    assert situation.budget.preference == "less"
+    assert situation.budget.preference == "normal"
 
 
 def test_a_learning_policy_returns_its_new_state():

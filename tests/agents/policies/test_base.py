@@ -36,8 +36,8 @@ def test_policy_package_imports_no_django():
     assert result.stdout.strip() == "[]"
 
 
-def test_the_default_policy_is_value_of_information_and_listed():
-    assert DEFAULT_POLICY == "value_of_information"
+def test_the_default_policy_is_ask_when_blocked_and_listed():
+    assert DEFAULT_POLICY == "ask_when_blocked"
     assert DEFAULT_POLICY in POLICY_NAMES
     assert "never" in registered_names()
 

@@ -4,6 +4,7 @@ from datetime import date
 
 import pytest
 
+from agents.policies.base import SlotSpec
 from agents.policies.detect import detect, find_dates, find_money
 from agents.policies.templates import get_template
 
@@ -138,3 +139,118 @@ def test_a_date_in_weeks_is_not_a_trip_length():
 
 def test_a_vague_request_fills_nothing():
     assert detected("travel_plan", "Plan a trip") == {}
+
+
+# --- free text with decimals, non-ASCII capitals, lists of people ---------------------------
+
+
+def test_a_version_number_keeps_its_point():
+    from agents.policies.detect_names import find_free_text
+
+    found = find_free_text(
+        "release notes for Tessera, version 8.6, shipping on 6 April", SlotSpec(name="version")
+    )
+    assert [f.value for f in found] == ["8.6"]
+
+
+def test_a_topic_keeps_the_place_it_names_but_not_a_trailing_clause():
+    from agents.policies.detect_names import find_free_text
+
+    spec = SlotSpec(name="topic", cues=("about",))
+    assert find_free_text("a post about café culture in Zürich, for experts", spec)[0].value == (
+        "café culture in Zürich"
+    )
+    assert find_free_text("a post about budget cuts in the spring", spec)[0].value == "budget cuts"
+
+
+def test_place_names_may_start_with_a_non_ascii_capital():
+    from agents.policies.detect_names import find_places
+
+    spec = SlotSpec(name="venue", type="place", cues=("at",))
+    assert find_places("at Sala Ñandú, for 20 guests", spec)[0].value == "Sala Ñandú"
+    assert find_places("at Øresund Hall tomorrow", spec)[0].value == "Øresund Hall"
+
+
+def test_a_list_of_people_reads_the_same_however_it_is_joined():
+    from datetime import date
+
+    from agents.policies.detect import normalise
+
+    spec = SlotSpec(name="attendees", type="person")
+    today = date(2027, 3, 1)
+    assert normalise("Björn and Aroha", spec, today=today) == "Björn, Aroha"
+    assert normalise("Zoë & Søren", spec, today=today) == "Zoë, Søren"
+    assert normalise("林美, Olúmìdé und Łukasz", spec, today=today) == "林美, Olúmìdé, Łukasz"
+
+
+def test_a_clause_led_by_a_verb_in_ing_gives_the_one_open_free_text_slot():
+    from datetime import date
+
+    specs = [
+        SlotSpec(name="service", cues=("of the",)),
+        SlotSpec(name="duration_minutes", type="number", units=("minutes",)),
+    ]
+    text = "Incident report — for the outage, affecting the Zahlungs-API, lasting twelve minutes."
+    found = detect(text, specs, today=date(2027, 3, 1))
+    assert found["service"].value == "Zahlungs-API"
+    assert found["duration_minutes"].value == "12"
+    # a clause with a number in it is something else ("lasting twelve minutes")
+    assert "service" not in detect("Report, lasting twelve minutes.", specs, today=date(2027, 3, 1))
+
+
+def test_a_known_city_is_found_inside_a_run_of_capitalised_words():
+    from agents.policies.detect_names import find_known_places
+
+    assert [f.value for f in find_known_places("Plan Malmö for a handful of people")] == ["Malmö"]
+
+
+def test_a_group_named_by_what_it_is_attends():
+    from agents.policies.detect_names import find_people
+
+    spec = SlotSpec(name="attendees", type="person")
+    found = find_people("a brief: on 21 April; with the design team; about the roadmap.", spec)
+    assert [f.value for f in found] == ["the design team"]
+    assert [f.value for f in find_people("with Zoë and Søren", spec)] == ["Zoë, Søren"]
+
+
+def test_a_venue_is_what_follows_its_cue_with_its_own_noun():
+    from datetime import date
+
+    specs = [SlotSpec(name="venue", type="place", cues=("at", "in"))]
+    today = date(2027, 3, 1)
+
+    def venue(text: str) -> str:
+        return detect(text, specs, today=today)["venue"].value
+
+    assert (
+        venue("on 24 March, at the rooftop at Ribeira, for 30 guests") == "the rooftop at Ribeira"
+    )
+    assert venue("a party at Gamla Stan hall.") == "Gamla Stan hall"
+    assert venue("at our garden on 15 April 2027") == "our garden"
+    assert venue("at Café Müller, for 20 guests") == "Café Müller"
+    assert venue("drinks in Kraków tomorrow") == "Kraków"
+
+
+def test_another_slots_choice_is_not_free_text():
+    from datetime import date
+
+    specs = [
+        SlotSpec(name="product", cues=("for",)),
+        SlotSpec(
+            name="audience",
+            type="choice",
+            choices=("customers", "developers"),
+            choice_aliases={"developers": ("devs",)},
+        ),
+    ]
+    found = detect("Release notes for developers, shipping soon", specs, today=date(2027, 3, 1))
+    assert "product" not in found
+    assert found["audience"].value == "developers"
+
+
+def test_today_as_the_wish_for_the_work_is_only_a_guess_at_a_date():
+    from datetime import date
+
+    today = date(2027, 3, 1)
+    assert find_dates("No rush, but today would be lovely.", today=today)[0].confidence < 0.5
+    assert find_dates("The outage happened today.", today=today)[0].confidence >= 0.9

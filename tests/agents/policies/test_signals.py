@@ -9,7 +9,6 @@ from pydantic import ValidationError
 
 from agents.evaluation.chat_models import fake_chat_model
 from agents.evaluation.offline import ModelSignals
-from agents.evaluation.scenario import Episode, Task
 from agents.policies.signals import (
     AmbiguityRating,
     InterpretationOut,
@@ -131,22 +130,13 @@ def test_a_failing_model_gives_no_value_and_the_error():
 
 def test_the_offline_harness_reads_signals_through_the_same_call():
     source = ModelSignals(fake_chat_model())
-    episode = Episode(
-        id="e1",
-        user="u",
-        session=1,
-        task=Task(title="Trip", template=None),
-        request="Plan a trip",
-        slots={},
-        stated={},
-        needs_clarification=False,
-        clarification_slots=(),
-        success=(),
+
+    extraction, signals = source.for_policy(
+        "bandit", request="Plan a trip", template=None, known={}
     )
 
-    extraction, signals = source.signals(episode=episode, template=None, known={})
-
     assert extraction == SlotExtraction(slots=[])
+    assert signals is not None
     assert signals.ambiguity == 0.5
     assert [i.summary for i in signals.interpretations] == ["fake reading"]
     assert source.usage.calls == 3

@@ -5,12 +5,26 @@ from datetime import date
 import pytest
 
 from agents.policies.base import Interpretation, Signals
+from agents.policies.memory_facts import MemoryFact
 from agents.policies.signals import ExtractedSlot, SlotExtraction
-from agents.policies.situation import asking_preference, build_situation
+from agents.policies.situation import build_situation
+from agents.policies.situation_sources import asking_preference
 from agents.policies.templates import get_template
 
 TODAY = date(2026, 3, 2)
 TRAVEL = get_template("travel_plan")
+
+
+def fact(key, value, *, person_id=1):
+    return MemoryFact(
+        item_id=None,
+        person_id=person_id,
+        person_name=f"p{person_id}",
+        key=key,
+        value=value,
+        scope="workspace",
+        text=f"{key} = {value}",
+    )
 
 
 def test_the_request_chat_document_and_memory_each_answer_slots():
@@ -19,7 +33,7 @@ def test_the_request_chat_document_and_memory_each_answer_slots():
         template=TRAVEL,
         chat=["We fly out on 4 May"],
         document="# Trip\nBudget: 1200 EUR\n",
-        memory=["Prefers a slow pace when travelling"],
+        memory=[fact("slot:pace", "slow")],
         today=TODAY,
     )
 
@@ -55,7 +69,7 @@ def test_the_newest_chat_message_wins():
     assert situation.slot("destination").value == "Bergen"  # type: ignore[union-attr]
 
 
-def test_the_document_answers_only_through_labelled_values():
+def test_a_sentence_about_the_past_in_the_document_answers_nothing():
     situation = build_situation(
         request="Plan it",
         template=TRAVEL,
@@ -133,14 +147,103 @@ def test_a_free_form_task_takes_its_slots_from_the_model():
 
 
 @pytest.mark.parametrize(
-    ("memory", "preference"),
+    ("facts", "preference"),
     [
-        ([], "normal"),
-        (["Prefers window seats", "Please ask me fewer questions"], "less"),
-        (["Don't ask, just guess"], "less"),
-        (["Always ask before changing the intro"], "more"),
-        (["Ask me less", "Actually, ask me more about dates"], "more"),
+        ([], ("normal", None)),
+        ([fact("spelling", "british"), fact("asking", "less")], ("less", None)),
+        ([fact("asking", "never")], ("never", None)),
+        ([fact("asking", "at_most:1")], ("normal", 1)),
+        ([fact("asking", "less"), fact("asking", "more")], ("more", None)),
     ],
 )
-def test_the_asking_preference_is_read_from_memory(memory, preference):
-    assert asking_preference(memory) == preference
+def test_the_asking_preference_is_read_from_the_asking_fact(facts, preference):
+    assert asking_preference(facts) == preference
+
+
+def test_a_memory_sentence_is_not_parsed_back_into_a_preference():
+    # The key says normal; prose that reads like "ask me less" is the prompt's, not the policy's.
+    assert asking_preference([fact("tone", "casual")]) == ("normal", None)
+
+
+def test_a_weekday_in_passing_in_the_document_is_not_the_trip_date():
+    situation = build_situation(
+        request="Plan a trip to Kraków for four people, budget CHF 1,200.",
+        template=TRAVEL,
+        document=(
+            "# Trip\n\nNotes from Monday (keep these):\n- Check with legal.\n\n"
+            "We settled on 1 May 2026.\n"
+        ),
+        today=TODAY,
+    )
+    start = situation.slot("start_date")
+    assert start.value != "2026-03-09" or start.confidence < 0.5
+    assert "start_date" not in [
+        s.name for s in situation.slots if s.answered and s.value == "2026-03-09"
+    ]
+
+
+def test_the_name_of_someone_in_the_conversation_is_not_a_free_text_value():
+    blog = get_template("blog_post")
+    situation = build_situation(
+        request="Write a blog post for Łukasz, for experts.",
+        template=blog,
+        people=["Łukasz Nowak"],
+        today=TODAY,
+    )
+    assert situation.slot("topic").value != "Łukasz"
+
+
+def test_a_vague_day_is_a_guess_worth_a_question():
+    from agents.policies.parse_dates import find_dates
+
+    assert find_dates("the outage the other day", today=TODAY)[0].confidence < 0.5
+    assert find_dates("the outage on 1 March 2026", today=TODAY)[0].confidence >= 0.9
+
+
+def test_a_request_that_contradicts_a_labelled_free_text_value_is_a_conflict_naming_both():
+    blog = get_template("blog_post")
+    situation = build_situation(
+        request="Write a blog post about accessible forms, for beginners.",
+        template=blog,
+        document="# Post\n\nTopic: café culture in Zürich\n",
+        today=TODAY,
+    )
+    [conflict] = [c for c in situation.conflicts if c.slot == "topic"]
+    assert [v for _where, v in conflict.values] == ["accessible forms", "café culture in Zürich"]
+
+
+def test_a_labelled_value_that_shares_words_with_the_request_is_no_conflict():
+    blog = get_template("blog_post")
+    situation = build_situation(
+        request="Write a blog post about the Q3 roadmap, for experts.",
+        template=blog,
+        document="# Post\n\nTopic: Q3 roadmap review\n",
+        today=TODAY,
+    )
+    assert not [c for c in situation.conflicts if c.slot == "topic"]
+
+
+def test_a_surer_sentence_later_in_the_document_wins_over_a_weekday_in_passing():
+    meeting = get_template("meeting_brief")
+    situation = build_situation(
+        request="Prepare a meeting brief with Björn and Aroha about budget cuts.",
+        template=meeting,
+        document="# Brief\n\nNotes from Monday:\n- Ping Ana.\n\nWe settled on 8 May 2026.",
+        today=TODAY,
+    )
+    assert situation.slot("meeting_date").value == "2026-05-08"
+    assert situation.slot("meeting_date").source == "document"
+
+
+def test_a_title_naming_who_the_work_is_for_is_no_value_and_no_conflict():
+    meeting = get_template("meeting_brief")
+    situation = build_situation(
+        request="Prepare a meeting brief with Björn and Aroha.",
+        template=meeting,
+        goal="Meeting brief for José",
+        document="# Brief\n\nPurpose: budget cuts\n",
+        people=["José Martínez"],
+        today=TODAY,
+    )
+    assert not situation.conflicts
+    assert situation.slot("purpose").value == "budget cuts"

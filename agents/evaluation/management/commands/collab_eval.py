@@ -11,16 +11,24 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from agents.evaluation.report import save_png, write_report
+from agents.evaluation.offline import ModelUnavailable
+from agents.evaluation.report import headline_table, save_png, write_report
 from agents.evaluation.runner import RunConfig, run_offline, total_episodes
 from agents.evaluation.scenario import ScenarioError, load_scenarios
-from agents.policies import POLICY_NAMES, registered_names
+from agents.evaluation.turn_context import TemplateNotSupported
+from agents.policies import DEFAULT_POLICY, POLICY_NAMES, registered_names
 
 
 def parse_policies(value: str) -> list[str]:
-    if value == "all":
-        return list(POLICY_NAMES)
-    names = [n.strip() for n in value.split(",") if n.strip()]
+    """A policy, a comma list, "all" (the built-ins) or "default" (the policy a new agent gets,
+    agents.policies.DEFAULT_POLICY)."""
+    names: list[str] = []
+    for raw in (n.strip() for n in value.split(",")):
+        if raw == "all":
+            names += list(POLICY_NAMES)
+        elif raw:
+            names.append(DEFAULT_POLICY if raw == "default" else raw)
+    names = list(dict.fromkeys(names))
     unknown = [n for n in names if n not in registered_names()]
     if unknown or not names:
         raise CommandError(
@@ -41,7 +49,28 @@ class Command(BaseCommand):
         parser.add_argument("--scenarios", default="default", help="a scenario file or set name")
         parser.add_argument("--policy", default="all", help="a policy, a comma list, or 'all'")
         parser.add_argument("--model", default="", help="model profile name (real mode, LLM user)")
-        parser.add_argument("--mode", choices=["oracle", "real"], default="oracle")
+        parser.add_argument(
+            "--mode",
+            choices=["detectors", "real", "oracle"],
+            default="detectors",
+            help="detectors: the product's own understanding (headline); real: plus the model's "
+            "signals; oracle: a perfect reader (an upper bound)",
+        )
+        parser.add_argument(
+            "--signal-noise",
+            type=float,
+            default=0.0,
+            help="oracle mode: flip / drop probability of the perfect reader's signals (0..1)",
+        )
+        parser.add_argument(
+            "--split", choices=["dev", "test", "all"], default="all", help="the episodes played"
+        )
+        parser.add_argument(
+            "--table", action="store_true", help="print the headline table when done"
+        )
+        parser.add_argument(
+            "--limit", type=int, default=None, help="play only the first N episodes (a slice)"
+        )
         parser.add_argument("--memory", choices=sorted(MEMORY), default="both")
         parser.add_argument("--sessions", type=int, default=None)
         parser.add_argument("--seeds", type=int, default=1)
@@ -57,6 +86,15 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if options["seeds"] < 1 or (options["sessions"] is not None and options["sessions"] < 1):
             raise CommandError("--seeds and --sessions must be at least 1")
+        if not 0.0 <= options["signal_noise"] <= 1.0:
+            raise CommandError("--signal-noise must be between 0 and 1")
+        if options["signal_noise"] and options["mode"] != "oracle":
+            raise CommandError("--signal-noise applies to --mode oracle only")
+        split = "" if options["split"] == "all" else options["split"]
+        try:
+            scenarios.only(split)
+        except ScenarioError as exc:
+            raise CommandError(str(exc)) from exc
         config = RunConfig(
             policies=parse_policies(options["policy"]),
             mode=options["mode"],
@@ -66,7 +104,12 @@ class Command(BaseCommand):
             engine=options["engine"],
             model=options["model"],
             user=options["user"],
+            signal_noise=options["signal_noise"],
+            split=split,
+            limit=options["limit"],
         )
+        if config.engine == "app" and config.mode == "detectors":
+            config.mode = "real"  # the app engine's turns run the product as it is
         if config.engine == "app":
             try:
                 from agents.evaluation.app_engine import run_app
@@ -74,7 +117,10 @@ class Command(BaseCommand):
                 raise CommandError(f"the app engine needs the agents app: {exc}") from exc
         chat_model = None
         if config.engine != "app" and (config.mode == "real" or config.user == "llm"):
+            if config.mode == "real" and not options["model"]:
+                raise CommandError("--mode real needs --model PROFILE (or 'fake')")
             chat_model, config.price_per_1k_tokens = self._model(options["model"])
+            config.endpoint = self._endpoint(options["model"])
         with tqdm(
             total=total_episodes(scenarios, config),
             desc="episodes",
@@ -85,14 +131,26 @@ class Command(BaseCommand):
             if config.engine == "app":
                 run = run_app(scenarios, config, progress=bar.update)
             else:
-                run = run_offline(scenarios, config, chat_model=chat_model, progress=bar.update)
+                try:
+                    run = run_offline(scenarios, config, chat_model=chat_model, progress=bar.update)
+                except ModelUnavailable as exc:
+                    raise CommandError(f"the run stopped: {exc}") from exc
+                except TemplateNotSupported as exc:
+                    raise CommandError(str(exc)) from exc
         out_dir = Path(options["out"])
         report = write_report(
             run, out_dir, scenarios_name=scenarios.name, scenarios_origin=scenarios.origin
         )
         if options["png"]:
             save_png(report, out_dir)
+        if options["table"]:
+            self.stdout.write(headline_table(report))
         self.stdout.write(f"Wrote {out_dir / 'report.html'} ({len(run.results)} episodes).")
+
+    def _endpoint(self, name: str) -> str:
+        from agents.evaluation.chat_models import profile_endpoint
+
+        return profile_endpoint(name)
 
     def _model(self, name: str) -> tuple[Any, float]:
         from agents.evaluation.chat_models import chat_model_for_profile

@@ -20,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--batch", type=int, default=256, help="Items per model call.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        profile = llm.embedding_profile()
+        profile = embeddings.profile()
         if profile is None:
             raise CommandError("No embedding model configured (MEMORY_EMBEDDING_PROVIDER).")
         if options["batch"] < 1:

@@ -23,11 +23,9 @@ class Command(BaseCommand):
             start_embedded_worker()
             mode = "embedded mode: SQLite, in-process channel layer and Celery worker"
         else:
-            mode = "production mode: run `celery -A collab worker` beside this process"
+            mode = "production mode: run `python manage.py worker` beside this process"
         self.stdout.write(
             self.style.SUCCESS(f"Collab is running at http://{host}:{port}/  ({mode})")
         )
         self.stdout.write("Create an account there, or: python manage.py seed_demo --user NAME")
-        CommandLineInterface().run(
-            ["--bind", host, "--port", str(port), "--proxy-headers", "collab.asgi:application"]
-        )
+        CommandLineInterface().run(["--bind", host, "--port", str(port), "collab.asgi:application"])

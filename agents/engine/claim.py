@@ -1,0 +1,176 @@
+"""Claiming a turn: at most one running turn per agent and task (a partial unique constraint),
+held by a lease its worker renews while it works; a turn whose lease ran out (its worker died)
+is taken over by the next delivery."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists
+from django.utils import timezone
+
+from agents import events, profiles
+from agents.engine.outcome import Outcome
+from agents.models import FINAL_STATUSES, ModelProfile, Turn, TurnStatus
+from agents.services import turns as turn_services
+
+log = logging.getLogger(__name__)
+
+
+def lease_seconds() -> int:
+    return settings.AGENTS_TURN_LEASE_SECONDS
+
+
+def time_budget_seconds() -> int:
+    return settings.AGENTS_TURN_TIME_BUDGET_SECONDS
+
+
+def seconds_left(turn: Turn) -> float:
+    """What is left of the turn's one wall-clock budget, counted from its first start: retries,
+    signal calls and every attempt's streaming share it."""
+    if turn.started_at is None:
+        return float(time_budget_seconds())
+    return time_budget_seconds() - (timezone.now() - turn.started_at).total_seconds()
+
+
+def out_of_time_message() -> str:
+    return (
+        f"Stopped for time: the turn used its whole {time_budget_seconds()} s budget "
+        "(AGENTS_TURN_TIME_BUDGET_SECONDS), retries included."
+    )
+
+
+def lease_expiry() -> datetime:
+    return timezone.now() + timedelta(seconds=lease_seconds())
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claimed turn (``outcome`` None), or why this delivery does not run it."""
+
+    turn: Turn | None
+    outcome: Outcome | None
+    profile: ModelProfile | None = None  # the turn's resolved model profile, once claimed
+
+
+_CLAIM_RELATED = (
+    "agent",
+    "agent__model_profile",
+    "task",
+    "task__workspace",
+    "task__workspace__review_settings",  # the budget check needs no query when none is set
+    "requested_by",
+)
+
+
+def claim_turn(turn_id: int) -> Claim:
+    """Mark the turn running: the common case (a queued turn, no other turn of its agent
+    running on the task) is one read and one conditional UPDATE; everything else (a redelivery,
+    a lease to take over, a blocker, a switched-off agent) takes the locked path below."""
+    turn = Turn.objects.select_related(*_CLAIM_RELATED).filter(pk=turn_id).first()
+    if turn is None:
+        return Claim(None, Outcome.MISSING)
+    if turn.status == TurnStatus.QUEUED and turn.agent.is_active:
+        profile = profiles.resolve_profile(turn.agent.model_profile)
+        now = timezone.now()
+        running_sibling = Turn.objects.filter(
+            agent_id=turn.agent_id, task_id=turn.task_id, status=TurnStatus.RUNNING
+        )
+        claimed = {
+            "status": TurnStatus.RUNNING,
+            "attempts": turn.attempts + 1,
+            "lease_expires_at": lease_expiry(),
+            "started_at": turn.started_at or now,
+            "provider": profile.provider,
+            "model": profile.model,
+            "model_label": profile.label,
+            "policy_name": turn.agent.policy_name,
+        }
+        # One statement needs no transaction of its own; inside a caller's transaction, a
+        # savepoint keeps a lost race from aborting it.
+        guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
+        try:
+            with guard:
+                updated = (
+                    Turn.objects.filter(
+                        pk=turn_id, status=TurnStatus.QUEUED, attempts=turn.attempts
+                    )
+                    .exclude(Exists(running_sibling))
+                    .update(**claimed)
+                )
+        except IntegrityError:  # a sibling was claimed between the two statements
+            updated = 0
+        if updated:
+            for name, value in claimed.items():
+                setattr(turn, name, value)
+            transaction.on_commit(lambda: events.turn_changed(turn_id, turn=turn))
+            return Claim(turn, None, profile)
+    return _claim_locked(turn_id)
+
+
+def _claim_locked(turn_id: int) -> Claim:
+    with transaction.atomic():
+        turn = (
+            Turn.objects.select_for_update(of=("self",))
+            .select_related(*_CLAIM_RELATED)
+            .filter(pk=turn_id)
+            .first()
+        )
+        if turn is None:
+            return Claim(None, Outcome.MISSING)
+        if turn.status in (*FINAL_STATUSES, TurnStatus.WAITING):
+            return Claim(None, Outcome.ALREADY_ENDED)
+        now = timezone.now()
+        if turn.status == TurnStatus.RUNNING:
+            if turn.lease_expires_at and turn.lease_expires_at > now:
+                return Claim(None, Outcome.RUNNING_ELSEWHERE)
+            log.warning("turn %s: lease expired, taking it over", turn.pk)
+        else:
+            blocker = (
+                Turn.objects.filter(agent=turn.agent, task=turn.task, status=TurnStatus.RUNNING)
+                .exclude(pk=turn.pk)
+                .first()
+            )
+            if blocker is not None:
+                # The blocker enqueues the next queued turn when it ends. If its worker died,
+                # wake its own redelivery now rather than waiting for the broker to notice.
+                if blocker.lease_expires_at is None or blocker.lease_expires_at <= now:
+                    transaction.on_commit(lambda: turn_services.enqueue_turn(blocker.pk))
+                return Claim(None, Outcome.BLOCKED)
+        if not turn.agent.is_active:
+            turn.status = TurnStatus.CANCELLED
+            turn.error = "The agent was switched off."
+            turn.finished_at = now
+            turn.save(update_fields=["status", "error", "finished_at"])
+            return Claim(None, Outcome.AGENT_INACTIVE)
+        profile = profiles.resolve_profile(turn.agent.model_profile)
+        turn.status = TurnStatus.RUNNING
+        turn.attempts += 1
+        turn.lease_expires_at = lease_expiry()
+        turn.started_at = turn.started_at or now
+        turn.provider = profile.provider
+        turn.model = profile.model
+        turn.model_label = profile.label
+        turn.policy_name = turn.agent.policy_name
+        claimed = [
+            "status",
+            "attempts",
+            "lease_expires_at",
+            "started_at",
+            "provider",
+            "model",
+            "model_label",
+            "policy_name",
+        ]
+        try:
+            with transaction.atomic():
+                turn.save(update_fields=claimed)
+        except IntegrityError:
+            return Claim(None, Outcome.BLOCKED)
+        transaction.on_commit(lambda: events.turn_changed(turn_id, turn=turn))
+    return Claim(turn, None, profile)

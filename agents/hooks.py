@@ -1,0 +1,76 @@
+"""The agents' implementations of the platform's hooks (``collab.core.hooks``).
+
+The platform never imports ``agents``; it calls its hooks, and ``AgentsConfig.ready`` calls
+``register`` here. Each implementation is a thin adapter onto an agents service or selector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth.models import User
+
+from agents import defaults, selectors
+from agents.memory import selectors as memory_selectors
+from agents.memory import services as memory
+from agents.models import Agent
+from agents.policies.templates import load_templates
+from agents.services import turns as turn_services
+from collab.core import hooks
+from collab.core.hooks import HookReport, TaskTemplateLike
+from collab.tasks.models import Message, Task
+from collab.workspaces.models import Membership, Workspace
+
+
+def message_posted(*, message: Message, membership: Membership) -> HookReport:
+    # Turns first: on commit they are enqueued before the message is published (a worker can
+    # start meanwhile), then memory's explicit commands and its debounced reflection.
+    turn_services.handle_human_message(message=message)
+    notices = [
+        memory.message_posted(message=message, membership=membership),
+        turn_services.unknown_mention_notice(message=message),
+    ]
+    return HookReport(memory_notice=" ".join(notice for notice in notices if notice))
+
+
+def document_edited(*, latest_updates: Mapping[int, int]) -> None:
+    turn_services.documents_edited(latest_updates=dict(latest_updates))
+
+
+def task_finished(*, task: Task) -> None:
+    memory.task_finished(task_id=task.pk)
+
+
+def message_fragments(*, task_id: int, messages: list[dict[str, Any]], viewer: User) -> None:
+    selectors.attach_message_feedback(viewer, task_id, messages)
+    selectors.attach_message_assumptions(task_id, messages)
+    memory_selectors.attach_memory_used(task_id, messages, viewer)
+
+
+def task_templates() -> Mapping[str, TaskTemplateLike]:
+    return load_templates()
+
+
+def task_participants(*, task: Task) -> list[dict[str, str]]:
+    agents = Agent.objects.filter(tasks=task, is_active=True).order_by("name")
+    return [{"name": agent.name, "color": agent.colour} for agent in agents]
+
+
+def workspace_created(*, workspace: Workspace, owner: User, agent_name: str) -> None:
+    defaults.create_default_agent(workspace=workspace, owner=owner, name=agent_name)
+
+
+def task_created(*, task: Task) -> None:
+    defaults.join_new_task(task=task)
+
+
+def register() -> None:
+    hooks.workspace_created.register(workspace_created)
+    hooks.task_created.register(task_created)
+    hooks.message_posted.register(message_posted)
+    hooks.document_edited.register(document_edited)
+    hooks.task_finished.register(task_finished)
+    hooks.message_fragments.register(message_fragments)
+    hooks.task_templates.register(task_templates)
+    hooks.task_participants.register(task_participants)

@@ -1,0 +1,426 @@
+"""What the small embedded model writes, kept to what it does reliably (pure Python, no Django).
+
+SmolLM2-135M writes one short line of text well enough; it does not write JSON well, it loops,
+it stops mid-word when it runs out of tokens, it greets the wrong person and it copies the
+document it was shown. So the embedded model (``agents/llm/embedded.py``) asks it for plain text
+only (a grammar keeps control characters out), watches the text as it streams, and this module:
+
+* builds the short prompt (``prompt``), the constant part first so llama.cpp's prefix cache
+  reuses it across turns;
+* stops the stream early (``should_stop``): a repetition loop, a stop sequence (the model
+  starting a new chat line), or enough sentences;
+* turns what was written into the reply people see (``finish``): the loop cut off, trimmed to
+  its last whole sentence, addressed to the person who asked, never a copy of the document; and
+  when nothing usable is left, an honest short answer saying what this model could not do and
+  what a stronger one would (``could_not``), rather than a retry that would fail the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from typing import Any
+
+MAX_SENTENCES = 3
+MAX_CHARS = 420
+# A reply sharing this much text in one piece with the document is a copy, not an answer.
+COPY_CHARS = 60
+COPY_SHARE = 0.5
+# The model starting the next line of the chat or of the prompt.
+STOP_MARKERS = (" - ", "Reply to ", "Chat:", "<<<", ">>>", "Task:", "Document:")
+
+# What the embedded model can do, in the panel's words, when it was never measured; otherwise
+# ``describe_capabilities`` says it from bench/embedded_kinds.py's figures.
+CAPABILITIES = (
+    "short replies and questions in the chat; it does not edit the document, "
+    "make suggestions or remember preferences"
+)
+KIND_WORDS = {
+    "reply": "short replies in the chat",
+    "ask": "questions",
+    "suggest": "document suggestions",
+    "edit": "direct document edits",
+}
+# What the turn engine lets it do whatever the figures: one reply or one question a turn.
+NEVER_ASKED = "it is never asked to edit the document, make suggestions or remember preferences"
+
+
+def _and(items: list[str], word: str = "and") -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {word} {items[-1]}"
+
+
+def describe_capabilities(figures: dict[str, Any] | None) -> str:
+    """What the embedded model can do, from the measured figures (``agents/llm/
+    embedded_capabilities.json``, written by bench/embedded_kinds.py): the kinds it did
+    reliably, those it did not, each with its count, completing "it manages ...". Without
+    figures, ``CAPABILITIES``."""
+    kinds = (figures or {}).get("kinds")
+    if not isinstance(kinds, dict) or not kinds:
+        return CAPABILITIES
+    good: list[str] = []
+    poor: list[str] = []
+    for kind, words in KIND_WORDS.items():
+        row = kinds.get(kind)
+        if not isinstance(row, dict) or not row.get("of"):
+            continue
+        said = f"{words} ({row['usable']} of {row['of']} usable)"
+        (good if row.get("reliable") else poor).append(said)
+    text = _and(good) if good else "nothing reliably"
+    if poor:
+        text += f"; it is unreliable at {_and(poor)}"
+    return f"{text}, in varied requests measured on this model; {NEVER_ASKED}"
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+_WORD = re.compile(r"[\w'\u2019-]+")
+
+
+@dataclass(frozen=True)
+class TurnFacts:
+    """What the reply is checked against: who asked, who else is in the chat, the document."""
+
+    requester: str = ""
+    people: tuple[str, ...] = ()
+    document: str = ""
+    request: str = ""
+    agent: str = ""
+    # What the turn already knows, for the grounded first sentence (``grounded``): the task's
+    # title and goal, the values the clarification policy read from the request, chat, document
+    # or the asker's memory ((label, value) pairs, as people say them), and what is still open.
+    title: str = ""
+    goal: str = ""
+    known: tuple[tuple[str, str], ...] = ()
+    still_open: tuple[str, ...] = ()
+
+
+@dataclass
+class Reply:
+    kind: str  # "reply" or "ask"
+    text: str
+    problems: list[str] = field(default_factory=list)  # what was cut or replaced, for the log
+
+
+# --- The prompt -------------------------------------------------------------------------------
+
+# The same for every turn of every agent, so that llama.cpp's prefix cache (warmed when the
+# worker starts, agents/warmup.py) never evaluates it again: names come after it.
+SYSTEM = (
+    "You are a helpful teammate in a team chat. Answer the person who asks in one to three "
+    "short sentences, using only facts from the task, goal and chat. If you need one fact to "
+    "answer, ask one short question ending with '?'. Never copy the document."
+)
+GOAL_CHARS = 300
+DOCUMENT_CHARS = 700
+# Each turn's chat lines differ from the last turn's (the window moves): they are what llama.cpp
+# evaluates anew every turn, with the request, so they are few and short.
+CHAT_LINES = 2
+LINE_CHARS = 160
+REQUEST_CHARS = 400
+
+
+def prompt(
+    *,
+    agent: str,
+    requester: str,
+    title: str,
+    goal: str,
+    document: str,
+    chat: list[tuple[str, str]],
+    request: str,
+    instructions: str = "",
+) -> tuple[str, str]:
+    """(system, user) messages: short enough for a 135M model, and ordered from the most
+    stable part to the least, for the prefix cache: the constant instructions, the agent's
+    name and its owner's instructions, then the task, its goal and document (the same for
+    every turn of the task), the last chat lines, and the request, last."""
+    who = requester or "the team"
+    system = f"{SYSTEM} Your name is {agent}." if agent else SYSTEM
+    if instructions:
+        system += f" {instructions.strip()[:300]}"
+    parts = [f"Task: {title}"]
+    if goal:
+        parts.append(f"Goal: {goal[:GOAL_CHARS]}")
+    if document.strip():
+        parts.append(f"Document:\n<<<\n{document[:DOCUMENT_CHARS]}\n>>>")
+    lines = [
+        f"- {author}: {' '.join(body.split())[:LINE_CHARS]}" for author, body in chat[-CHAT_LINES:]
+    ]
+    if lines:
+        parts.append("Chat:\n" + "\n".join(lines))
+    request = (
+        re.sub(rf"@{re.escape(agent)}\b[,:]?\s*", "", request, flags=re.I) if agent else request
+    )
+    if request.strip():
+        parts.append(f"{who} asks you: {' '.join(request.split())[:REQUEST_CHARS]}")
+    parts.append(f"Reply to {who}.")
+    return system, "\n\n".join(parts)
+
+
+# --- While streaming --------------------------------------------------------------------------
+
+
+def loop_start(text: str) -> int | None:
+    """Where a repetition loop starts in ``text`` (None: no loop). Three kinds:
+    a short unit repeated at the end ("Ben Ben Ben", "10.10.10."), a sentence said twice, and
+    a run of seven words said twice."""
+    for unit in range(1, 41):
+        reps = 1
+        end = len(text)
+        while end - unit * (reps + 1) >= 0 and (
+            text[end - unit * (reps + 1) : end - unit * reps] == text[end - unit :]
+        ):
+            reps += 1
+        if text[end - unit :].strip() and reps >= (3 if unit > 2 else 6) and unit * reps >= 9:
+            return end - unit * (reps - 1)
+    seen: dict[str, int] = {}
+    for match in re.finditer(r"[^.!?]+[.!?]", text):
+        key = " ".join(_WORD.findall(match.group().lower()))
+        if len(key) >= 12 and key in seen:
+            return match.start()
+        seen.setdefault(key, match.start())
+    words = list(_WORD.finditer(text.lower()))
+    grams: dict[tuple[str, ...], int] = {}
+    for i in range(len(words) - 6):
+        gram = tuple(w.group() for w in words[i : i + 7])
+        if gram in grams and i >= grams[gram] + 7:
+            return words[i].start()
+        grams.setdefault(gram, i)
+    return None
+
+
+def should_stop(text: str, facts: TurnFacts) -> bool:
+    """Whether the stream should end now (its text is then passed to ``finish``)."""
+    if len(text) >= MAX_CHARS or loop_start(text) is not None:
+        return True
+    if _stop_at(text, facts) is not None:
+        return True
+    return len(_SENTENCE_END.findall(text)) >= MAX_SENTENCES
+
+
+def _markers(facts: TurnFacts) -> list[str]:
+    return [*STOP_MARKERS, *(f" {name}:" for name in facts.people if name)]
+
+
+def _stop_at(text: str, facts: TurnFacts) -> int | None:
+    found = [text.find(marker) for marker in _markers(facts) if marker in text]
+    return min(found) if found else None
+
+
+def shown_so_far(text: str, facts: TurnFacts) -> int:
+    """How much of the streaming ``text`` the card may show now: its whole words, but never a
+    tail that may be the start of a stop sequence (it would be cut from the reply)."""
+    end = len(text) if text.endswith(" ") else max(0, text.rfind(" "))
+    for marker in _markers(facts):
+        for size in range(len(marker) - 1, 0, -1):
+            if text.endswith(marker[:size]):
+                end = min(end, len(text) - size)
+                break
+    return end
+
+
+# --- The finished reply -----------------------------------------------------------------------
+
+
+def whole_sentences(text: str) -> str:
+    """``text`` up to its last sentence end ('' when it has none)."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    return (
+        text[: ends[MAX_SENTENCES - 1] if len(ends) >= MAX_SENTENCES else ends[-1]] if ends else ""
+    )
+
+
+def is_copy(text: str, document: str) -> bool:
+    """Whether ``text`` is mostly a piece of the document."""
+    a, b = " ".join(text.lower().split()), " ".join(document.lower().split())
+    if not a or not b:
+        return False
+    match = SequenceMatcher(None, a, b, autojunk=False).find_longest_match(0, len(a), 0, len(b))
+    return match.size >= COPY_CHARS or match.size >= len(a) * COPY_SHARE >= 12
+
+
+def _address(text: str, facts: TurnFacts) -> str:
+    """Greet the person who asked: a reply that opens with someone else's name gets theirs."""
+    who = facts.requester
+    if not who:
+        return text
+    opening = re.match(r"^(?:(?:hi|hello|hey|dear)\s+)?@?([\w.-]+)\s*[,:!]\s*", text, re.I)
+    if opening:
+        name = opening.group(1).lower()
+        if name == who.lower():
+            return text
+        others = {p.lower() for p in facts.people} | {facts.agent.lower()}
+        if name in others:
+            rest = text[opening.end() :]
+            return f"{who}, {rest}" if rest else text
+    if re.search(rf"(?<![\w@]){re.escape(who)}(?!\w)", text, re.I):
+        return text
+    first = text.split(" ", 1)[0]
+    keep = first == "I" or first.startswith("I'") or first.isupper() or not first[:1].isupper()
+    return f"{who}, {text if keep else text[:1].lower() + text[1:]}"
+
+
+SMALL_MODEL_NOTE = (
+    "I am a small local model and could not do more with this; a stronger one (an "
+    "administrator can add one on the Models page) would."
+)
+
+
+# --- What the turn knows, stated first ---------------------------------------------------------
+
+GOAL_SENTENCE_CHARS = 200
+KNOWN_ITEMS = 5
+OPEN_ITEMS = 3
+
+
+def _goal_sentence(goal: str) -> str:
+    """The goal's first sentence, whole (or its words up to ``GOAL_SENTENCE_CHARS``), without
+    its closing stop."""
+    goal = " ".join(goal.split())
+    end = _SENTENCE_END.search(goal)
+    first = goal[: end.start()] if end else goal
+    if len(first) > GOAL_SENTENCE_CHARS:
+        first = first[:GOAL_SENTENCE_CHARS].rsplit(" ", 1)[0]
+    return first.rstrip(" ,;:.!?")
+
+
+def grounded(facts: TurnFacts) -> str:
+    """One sentence saying what the turn actually knows, built only from data it has (never
+    from what the model wrote): the values read from the request, chat, document or the asker's
+    memory and what is still open, for the task's goal; without any, the goal itself. Addressed
+    to the person who asked; '' when the task has neither values nor a goal."""
+    who = f"{facts.requester}, " if facts.requester else ""
+    subject = _goal_sentence(facts.goal) or " ".join(facts.title.split())
+    if subject[1:2].islower():  # "for two days in Lisbon", but "for EU grants"
+        subject = subject[:1].lower() + subject[1:]
+    known = [f"{label} {value}".strip() for label, value in facts.known[:KNOWN_ITEMS] if value]
+    still_open = [label for label in facts.still_open[:OPEN_ITEMS] if label]
+    if not known and not still_open:
+        goal = _goal_sentence(facts.goal)
+        return f"{who}the goal I am working from is: {goal}." if goal else ""
+    text = f"{who}here is what I have"
+    if subject:
+        text += f" for {subject}"
+    if known:
+        text += f": {', '.join(known)}"
+        if still_open:
+            text += f"; still open: {_and(still_open)}"
+    else:
+        text += f": still open: {_and(still_open)}"
+    return text + "."
+
+
+# Openings of the small model that carry nothing: a greeting of someone ("Hello alice,"), a
+# name with a colon ("Alice:"), and whole sentences of pleasantry.
+_GREETING = re.compile(
+    r"^(?:(?:hi|hello|hey|dear|greetings)(?:\s+(?:there|team|everyone|all|@?[\w.-]+))?\s*[,!.:]\s*"
+    r"|(?:hi|hello|hey|dear)\s+)",
+    re.I,
+)
+_PLEASANTRY = re.compile(
+    r"^(?:(?:i['\u2019]m|i am|we['\u2019]re|we are)\s+(?:so\s+|really\s+|very\s+)?"
+    r"(?:glad|happy|pleased|excited|thrilled|delighted|sorry|here to help)\b"
+    r"|(?:thank you|thanks)\b(?!.*\?)"
+    r"|(?:great|good|excellent) (?:question|idea)\b"
+    r"|(?:sure|of course|absolutely|certainly|no problem)\s*[.!,]?$"
+    r"|it['\u2019]?s (?:a |my )?(?:pleasure|great to)\b"
+    r"|(?:nice|good) to (?:meet|hear|see)\b)",
+    re.I,
+)
+
+
+def without_pleasantries(text: str, facts: TurnFacts) -> str:
+    """``text`` without the greetings and pleasantries the small model opens with, nor any
+    sentence that is only a pleasantry ("I'm glad you're excited about ...")."""
+    names = [n for n in (*facts.people, facts.requester, facts.agent) if n]
+    name_opening = (
+        re.compile(rf"^@?(?:{'|'.join(re.escape(n) for n in names)})\s*[,:!]\s*", re.I)
+        if names
+        else None
+    )
+    previous = None
+    while text != previous:
+        previous = text
+        text = _GREETING.sub("", text, count=1)
+        if name_opening is not None:
+            text = name_opening.sub("", text, count=1)
+    sentences = [m.group().strip() for m in re.finditer(r"[^.!?]+(?:[.!?]+|$)", text)]
+    kept = [s for s in sentences if s and not _PLEASANTRY.match(s)]
+    text = " ".join(kept)
+    return text[:1].upper() + text[1:] if text else ""
+
+
+def could_not(facts: TurnFacts, *, reason: str = "") -> Reply:
+    """The honest answer when the small model produced nothing usable (never retried: the same
+    prompt fails the same way)."""
+    request = facts.request.lower()
+    if re.search(r"\b(draft|write|edit|add|plan|list|fill|rewrite|summari[sz]e|update)\b", request):
+        stronger = "draft that in the document for you to accept"
+    elif "?" in request or re.search(r"\b(what|which|where|when|how|who|why)\b", request):
+        stronger = "answer that properly from the task and the document"
+    else:
+        stronger = "do this properly"
+    who = f"{facts.requester}, " if facts.requester else ""
+    text = (
+        f"Sorry {who}I could not do this well: I am a small local model that only manages short "
+        f"replies. A stronger model (an administrator can add one on the Models page) would "
+        f"{stronger}."
+    )
+    return Reply(kind="reply", text=text[:MAX_CHARS], problems=[reason or "nothing usable"])
+
+
+def _fit(first: str, text: str) -> str:
+    """``first`` then as many whole sentences of ``text`` as fit in ``MAX_CHARS``."""
+    out = first
+    for match in re.finditer(r"[^.!?]+[.!?]+", text):
+        sentence = match.group().strip()
+        if len(out) + 1 + len(sentence) > MAX_CHARS:
+            break
+        out = f"{out} {sentence}" if out else sentence
+    return out
+
+
+def finish(raw: str, facts: TurnFacts) -> Reply:
+    """The reply people see, made from what the model wrote: it opens with what the turn
+    actually knows (``grounded``) when the turn knows anything, then the model's own whole
+    sentences, if usable, without greetings or pleasantries. When the model wrote nothing
+    usable, the grounded sentence alone, with a short honest word about the small model; with
+    nothing grounded either, ``could_not``."""
+    problems: list[str] = []
+    text = " ".join(raw.replace("\\n", " ").split())
+    cut = _stop_at(text, facts)
+    if cut is not None:
+        text = text[:cut].rstrip()
+        problems.append("stop sequence")
+    start = loop_start(text)
+    while start is not None:
+        text = text[:start].rstrip()
+        problems.append("repetition loop cut")
+        start = loop_start(text)
+    sentences = whole_sentences(text)
+    if sentences != text:
+        problems.append("trimmed to the last whole sentence")
+    text = sentences.strip()
+    plain = without_pleasantries(text, facts)
+    if plain != text:
+        problems.append("greetings or pleasantries removed")
+    text = plain
+    unusable = ""
+    if len(_WORD.findall(text)) < 2:  # "Try Alfama." is an answer; "Sure." is not
+        unusable = "no whole sentence"
+    elif is_copy(text, facts.document):
+        unusable = "a copy of the document"
+    first = grounded(facts)
+    if unusable:
+        if not first:
+            return could_not(facts, reason="; ".join([*problems, unusable]))
+        problems.append(f"{unusable}: the grounded sentence alone")
+        text = _fit(first, SMALL_MODEL_NOTE)
+        return Reply(kind="reply", text=text, problems=problems)
+    if not first:
+        text = _address(text, facts)
+        kind = "ask" if text.endswith("?") else "reply"
+        return Reply(kind=kind, text=text[:MAX_CHARS], problems=problems)
+    text = _fit(first, text)
+    kind = "ask" if text.endswith("?") else "reply"
+    return Reply(kind=kind, text=text, problems=problems)

@@ -1,0 +1,217 @@
+"""Slot detectors for names and free text: places (after a cue word, described, or known to
+the gazetteer), people (after a cue word or @-mentioned), labelled free text and participle
+clauses. Conservative like every detector: a value only when the text states it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from agents.policies import parse_dates, parse_numbers, places
+from agents.policies.base import SlotSpec
+from agents.policies.detect_words import MONTHS, NOT_NAMES, WEEKDAYS, term_re
+from agents.policies.parse_numbers import Found as _Found
+
+# --- names, free text -----------------------------------------------------------------------
+
+_UPPER = "".join(chr(c) for c in range(0x41, 0x530) if chr(c).isupper())
+_NAME_WORD = rf"[{_UPPER}][\w'\u2019-]*"
+_PLACE = rf"{_NAME_WORD}(?:\s+{_NAME_WORD}|\s+(?:de|da|del|do|of|la|le|upon)\s+{_NAME_WORD})*"
+
+
+def _is_name(candidate: str) -> bool:
+    words = candidate.split()
+    return bool(words) and words[0].casefold() not in NOT_NAMES
+
+
+def _trim_name(candidate: str) -> str:
+    """Drop trailing capitalised words that are times, not names ("Ana Tomorrow" -> "Ana")."""
+    words = candidate.split()
+    while words and words[-1].casefold() in NOT_NAMES:
+        words.pop()
+    return " ".join(words)
+
+
+def find_places(text: str, spec: SlotSpec) -> list[_Found]:
+    """Capitalised place names after one of the slot's cue words ("to Lisbon", "in New York")."""
+    cues = spec.cues or ("to", "in")
+    found: list[_Found] = []
+    for m in re.finditer(rf"\b(?i:{term_re(cues)})\s+(?:the\s+)?(?P<place>{_PLACE})", text):
+        place = _trim_name(m["place"].strip())
+        if _is_name(place):
+            end = m.start("place") + len(place)
+            # "at Gamla Stan hall": a venue's own noun after its name, up to the clause's end
+            tail = re.match(rf"\s+([a-zà-ÿ]+){_TEXT_STOP}", text[end:])
+            if tail and place == m["place"].strip() and tail[1].casefold() not in _NOT_PLACE_TAILS:
+                place, end = f"{place} {tail[1]}", end + tail.end()
+            found.append(_Found(place, 0.7, m.start("place"), end, m[0]))
+    return found
+
+
+# Words after a place name that are not part of it ("to Lisbon tomorrow", "in Kraków only").
+_NOT_PLACE_TAILS = frozenset(
+    [
+        "please",
+        "today",
+        "tomorrow",
+        "tonight",
+        "now",
+        "then",
+        "soon",
+        "only",
+        "too",
+        "again",
+        "first",
+        "instead",
+        "maybe",
+        "right",
+        "pls",
+        "thanks",
+        "ok",
+        "and",
+        "or",
+        "but",
+    ]
+)
+
+
+_NOT_PLACES = re.compile(
+    r"(?i)^(?:the\s+)?(?:morning|afternoon|evening|night|end|start|beginning|moment|weekend|"
+    r"meantime|latest|least|most|time|same|least|first|last|next|past|future|office\s+hours)\b"
+)
+
+
+def find_described_places(text: str, spec: SlotSpec) -> list[_Found]:
+    """ "at our garden", "at the rooftop at Ribeira": a described place after a cue (less sure
+    than a name)."""
+    cues = spec.cues or ("at", "in")
+    found = []
+    for m in re.finditer(
+        rf"\b(?i:{term_re(cues)})\s+(?P<place>(?i:the|our|my|their|a)\s+[^,.;:!?\n]{{2,60}}?)"
+        rf"{_TEXT_STOP}",
+        text,
+    ):
+        place = m["place"].strip()
+        if not _NOT_PLACES.match(re.sub(r"(?i)^(?:our|my|their|a)\s+", "", place)):
+            found.append(_Found(place, 0.6, m.start("place"), m.end("place"), m[0]))
+    return found
+
+
+def find_known_places(text: str) -> list[_Found]:
+    """Capitalised names the gazetteer knows as a city or country, wherever they stand
+    ("Need an itinerary: Kraków, leaving ..."), a little less sure than after a cue."""
+    found = []
+    for m in re.finditer(rf"(?<![\w@])(?P<place>{_PLACE})", text):
+        place = _trim_name(m["place"].strip())
+        words = place.split()
+        # "Plan Malmö": a capitalised verb starts the sentence; the longest known run wins
+        for size in range(len(words), 0, -1):
+            run = next(
+                (
+                    (i, " ".join(words[i : i + size]))
+                    for i in range(len(words) - size + 1)
+                    if _is_name(" ".join(words[i : i + size]))
+                    and places.is_known_place(" ".join(words[i : i + size]))
+                ),
+                None,
+            )
+            if run is not None:
+                start = m.start() + len(" ".join(words[: run[0]])) + (1 if run[0] else 0)
+                found.append(_Found(run[1], 0.6, start, start + len(run[1]), run[1]))
+                break
+    return found
+
+
+def find_people(text: str, spec: SlotSpec) -> list[_Found]:
+    """Names after a cue ("with Ana and Ben Okafor") and @mentions, joined as a list."""
+    cues = spec.cues or ("with",)
+    name = rf"{_NAME_WORD}(?:\s+{_NAME_WORD})?"
+    found: list[_Found] = []
+    for m in re.finditer(
+        rf"\b(?i:{term_re(cues)})\s+(?P<names>{name}(?:\s*(?:,|(?i:and)|&)\s*{name})*)", text
+    ):
+        names = [n.strip() for n in re.split(r"\s*(?:,|\band\b|&)\s*", m["names"]) if n.strip()]
+        names = [_trim_name(n) for n in names if _is_name(n)]
+        names = [n for n in names if n]
+        if names:
+            found.append(_Found(", ".join(names), 0.7, m.start("names"), m.end("names"), m[0]))
+    # "with the design team", "with our board": a group of people named by what it is
+    for m in re.finditer(
+        rf"\b(?i:{term_re(cues)})\s+(?P<group>(?i:the|our|my|their)\s+(?:[^\W\d_]+\s+){{0,2}}"
+        r"(?i:team|group|committee|board|class|department|staff|crew|squad|panel|council|family))\b",
+        text,
+    ):
+        if not any(f.start <= m.start("group") < f.end for f in found):
+            found.append(_Found(m["group"], 0.6, m.start("group"), m.end("group"), m[0]))
+    mentions = re.findall(r"(?<!\w)@([A-Za-z][\w.-]*)", text)
+    if mentions:
+        start = text.index("@" + mentions[0])
+        found.append(_Found(", ".join(dict.fromkeys(mentions)), 0.8, start, start, "@"))
+    found.sort(key=lambda f: f.start)
+    return found
+
+
+# Where a free-text value ends: a clause word, punctuation (not the point of "8.6"), the end.
+# "in"/"at" before a capitalised name stay in the value ("café culture in Zürich").
+_TEXT_STOP = (
+    rf"(?=\s+(?:for|with|by|(?:in|at)(?!\s+(?-i:[{_UPPER}]))|from|before|after|next|this|that|which|"
+    r"so|and then|due|starting|on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+    r"|\d+|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b))"
+    r"\b|[;:!?\n]|[.,](?!\d)|$)"
+)
+
+
+def find_free_text(text: str, spec: SlotSpec) -> list[_Found]:
+    """The words after one of the slot's cues ("about X", "on X"), or after the slot's own name
+    ("version 8.6"), up to a clause boundary."""
+    own = [t for t in (spec.name.replace("_", " "), spec.label) if len(t) > 3]
+    cues = [*spec.cues, *own]
+    if not cues:
+        return []
+    spec = SlotSpec(name=spec.name, type=spec.type, cues=tuple(dict.fromkeys(cues)))
+    found: list[_Found] = []
+    pattern = re.compile(
+        rf"\b(?:{term_re(spec.cues)})\s+(?P<v>(?:[^,.;:!?\n]|[.,](?=\d)){{2,80}}?){_TEXT_STOP}",
+        re.IGNORECASE,
+    )
+    position = 0
+    while (m := pattern.search(text, position)) is not None:
+        value = m["v"].strip()
+        first = value.split()[0].casefold() if value else ""
+        named = any(m[0].casefold().startswith(t.casefold()) for t in own)
+        if (
+            value
+            and first not in MONTHS
+            and first not in WEEKDAYS
+            and (named or not first[0].isdigit())
+        ):
+            found.append(_Found(value, 0.6, m.start("v"), m.end("v"), m[0]))
+            position = m.end()
+        else:  # "on 18 March to decide X": look again after the cue, not after the clause
+            position = m.start("v")
+    return found
+
+
+_PARTICIPLE_CLAUSE = re.compile(
+    r"(?:^|[,;:\u2014\u2013]\s*)(?P<verb>[^\W\d_]{3,}ing)\s+(?:(?:the|a|an|our|my|their)\s+)?"
+    r"(?P<v>[^\W\d_][^,.;:!?\n\u2014\u2013]{1,60}?)\s*(?=[,.;:!?\n\u2014\u2013]|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def find_participle_clauses(text: str) -> list[_Found]:
+    """Clauses of a list-like request led by a verb in -ing ("..., affecting the search
+    cluster, ...") with no number in them: the thing the work is about, when one free-text slot
+    is all that is left open (less sure than a cue: confidence 0.6)."""
+    found = []
+    for m in _PARTICIPLE_CLAUSE.finditer(text):
+        value = m["v"].strip()
+        if (
+            re.search(r"\d", parse_numbers.digits_for_words(value))
+            or re.search(r"(?i)\b(?:please|thanks?|you|me|i)\b", value)
+            or parse_dates.find_dates(value, today=date.today())  # "shipping soon"
+        ):
+            continue
+        found.append(_Found(value, 0.6, m.start("v"), m.end("v"), m[0].lstrip(",;: ")))
+    return found

@@ -1,0 +1,366 @@
+"""Where a situation's values come from, read before `build_situation` weighs them: whether
+the request needs slots at all, the document's lines and the candidates they state, the
+requester's memory facts (slot values, asking preference, date order), vague references ("the
+usual place"), and the small helpers the situation and its conflicts share.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from agents.policies import parse_dates
+from agents.policies.base import (
+    AskPreference,
+    SlotSource,
+    SlotSpec,
+)
+from agents.policies.detect import detect, find_labelled
+from agents.policies.memory_facts import MemoryFact
+
+ANSWER_THRESHOLD = 0.5
+DOCUMENT_SENTENCE_FACTOR = 0.9
+# A date given only as a weekday or a relative word (no day number, no month).
+_BARE_DAY = re.compile(
+    r"(?i)^(?!.*\d)(?!.*\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b).*"
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun|to|yester)day\b"
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    value: str
+    source: SlotSource
+    confidence: float
+    where: str  # how a question names it: "your message", "the goal", "the document"
+    evidence: str = ""
+    # The text names the slot (a label, an alias, a unit): only then can it contradict.
+    named: bool = True
+
+
+# Aliases that are function words ("from", "until") do not name a slot in running text.
+_WEAK_TERMS = frozenset({"from", "until", "back", "when", "day", "with", "for", "to", "in", "on"})
+
+
+def _names(text: str, spec: SlotSpec) -> bool:
+    lowered = text.casefold()
+    terms = [spec.name.replace("_", " "), spec.label, *spec.aliases, *spec.units]
+    terms = [t for t in terms if t and t.casefold() not in _WEAK_TERMS]
+    return any(re.search(rf"(?<!\w){re.escape(t.casefold())}(?!\w)", lowered) for t in terms if t)
+
+
+# --- the request's intent ------------------------------------------------------------------
+
+# Requests that need none of a template's values: they work on what is already there.
+_NO_SLOTS = re.compile(
+    r"(?i)\b(?:summari[sz]e|summary|sum\s+up|tl;?dr|recap|(?:suggest|propose|give|pick|choose|"
+    r"find|come\s+up\s+with)\s+(?:me\s+)?(?:a\s+|some\s+|\d+\s+)?(?:better\s+|new\s+|catchy\s+)?"
+    r"(?:title|name|headline|heading)s?|rename|retitle|what\s+(?:would\s+you\s+do|should\s+"
+    r"(?:we|i)\s+do|do\s+you\s+(?:think|suggest|recommend))|what(?:'s|\s+is)?\s+next|next\s+steps?"
+    r"|proofread|spell[-\s]?check|fix\s+(?:the\s+)?(?:typos|spelling|grammar)|translate|explain"
+    r"|rephrase|reword|shorten|tighten|simplify|review|feedback|critique|check\s+(?:the|my|this)"
+    r"|list\s+(?:the\s+)?(?:open\s+)?questions|what(?:'s|\s+is)\s+missing|outline\s+the\s+doc)"
+)
+# Requests that produce the work and so need its values.
+_MAKES_WORK = re.compile(
+    r"(?i)\b(?:plan|draft|write|create|make|prepare|build|organi[sz]e|book|schedule|put\s+together"
+    r"|fill\s+in|complete|do\s+it|go\s+ahead|start)\b"
+)
+
+
+def request_needs_slots(request: str) -> bool:
+    """False when the request works on what is there (summarise, suggest a title, what next,
+    proofread, review): no template value blocks it. True otherwise."""
+    return not (_NO_SLOTS.search(request) and not _MAKES_WORK.search(_NO_SLOTS.sub("", request)))
+
+
+# --- the document --------------------------------------------------------------------------
+
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def document_lines(document: str) -> list[str]:
+    """The document as lines a detector reads: emphasis dropped, each table row as
+    "Header: cell" lines (or "first cell: second cell" without a header), and each heading
+    followed by what is under it as "Heading: body"."""
+    text = re.sub(r"(\*\*|__|`)", "", document.replace("\x00", ""))
+    raw = text.splitlines()
+    out: list[str] = []
+    header: list[str] | None = None
+    heading: str | None = None
+    body: list[str] = []
+
+    def close_section() -> None:
+        if heading and body:
+            items = [re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", b).strip() for b in body]
+            items = [i for i in items if i]
+            if items:
+                out.append(f"{heading}: {', '.join(items) if len(items) > 1 else items[0]}")
+
+    for index, line in enumerate(raw):
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            nxt = raw[index + 1] if index + 1 < len(raw) else ""
+            if _TABLE_SEPARATOR.match(nxt):
+                header = _cells(stripped)
+                continue
+            if _TABLE_SEPARATOR.match(stripped):
+                continue
+            cells = _cells(stripped)
+            if header and len(header) == len(cells) and len(cells) > 2:
+                out.extend(f"{h}: {c}" for h, c in zip(header, cells, strict=True) if h and c)
+            elif len(cells) >= 2 and cells[0] and cells[1]:
+                out.append(f"{cells[0]}: {cells[1]}")
+            continue
+        header = None
+        m = re.match(r"^\s*#{1,6}\s+(.+?)\s*#*\s*$", line)
+        if m:
+            close_section()
+            heading, body = m[1].rstrip(":").strip(), []
+            out.append(m[1])
+            continue
+        if stripped:
+            body.append(stripped)
+            out.append(re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", stripped))
+    close_section()
+    return out
+
+
+# A sentence about another time ("Last year we went to Paris") states nothing about this task.
+_PAST = re.compile(
+    r"(?i)\b(?:last\s+(?:year|month|week|time|summer|winter|spring|autumn|fall)|previously"
+    r"|in\s+the\s+past|years?\s+ago|used\s+to|we\s+(?:went|spent|had|did|visited|stayed)"
+    r"|(?:went|spent|visited|stayed)\b)"
+)
+
+
+def _sentences(line: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9])", line) if s.strip()]
+
+
+def _is_person(value: str, spec: SlotSpec, people: frozenset[str]) -> bool:
+    return spec.type in ("text", "place") and value.casefold() in people
+
+
+def document_candidates(
+    document: str,
+    specs: Sequence[SlotSpec],
+    *,
+    today: date,
+    people: frozenset[str] = frozenset(),
+    stated: frozenset[str] = frozenset(),
+) -> dict[str, list[Candidate]]:
+    """Every value the document states for each slot, surest first (labelled values, then
+    sentences in document order). A weak reading (a weekday in passing) leaves the slot open to
+    a later, surer sentence; the names of `people` are no free-text value; `stated` names the
+    slots the request or chat already give (an unlabelled "Scope: X" line answers the one
+    free-text slot still open)."""
+    found: dict[str, list[Candidate]] = {}
+
+    def sure(name: str) -> bool:
+        return any(c.confidence >= ANSWER_THRESHOLD for c in found.get(name, ()))
+
+    lines = document_lines(document)
+    joined = "\n".join(lines)
+    for spec in specs:
+        for hit in find_labelled(joined, spec, today=today):
+            found.setdefault(spec.name, []).append(
+                Candidate(hit.value, "document", hit.confidence, "the document", hit.text)
+            )
+    for line in lines:
+        for sentence in _sentences(line):
+            if _PAST.search(sentence):
+                continue
+            open_specs = [s for s in specs if not sure(s.name)]
+            for name, detection in detect(sentence, open_specs, today=today).items():
+                spec = next(s for s in specs if s.name == name)
+                if spec.type == "text" and detection.confidence < 0.6:
+                    continue
+                if _is_person(detection.value, spec, people):
+                    continue
+                named = _names(sentence, spec)
+                confidence = detection.confidence * DOCUMENT_SENTENCE_FACTOR
+                if spec.type == "date" and not named and _BARE_DAY.search(detection.evidence):
+                    # "Notes from Monday": a weekday in passing dates the notes, not the work
+                    confidence = min(confidence, 0.45)
+                found.setdefault(name, []).append(
+                    Candidate(
+                        detection.value,
+                        "document",
+                        round(confidence, 3),
+                        "the document",
+                        detection.evidence,
+                        named=named,
+                    )
+                )
+    # A "Label: value" line no slot's label names ("Scope: climate change.") answers the one
+    # required free-text slot still open, if there is exactly one.
+    open_text = [
+        s
+        for s in specs
+        if s.type in ("text", "person")
+        and s.required
+        and not sure(s.name)
+        and s.name not in stated  # the request already gives it
+    ]
+    if len(open_text) == 1:
+        known = {
+            t.casefold()
+            for s in specs
+            for t in (s.name.replace("_", " "), s.label, *s.aliases)
+            if t
+        }
+        for line in lines:
+            m = re.match(r"^\s*([A-Z][\w ]{1,24}):\s+(\S.{1,80})$", line)
+            if m and m[1].strip().casefold() not in known and not m[2][0].isdigit():
+                value = m[2].strip().rstrip(".")
+                found[open_text[0].name] = [
+                    Candidate(value, "document", 0.6, "the document", line, named=False)
+                ]
+                break
+    return {name: sorted(found_, key=lambda c: -c.confidence) for name, found_ in found.items()}
+
+
+# --- memory --------------------------------------------------------------------------------
+
+
+def memory_slot_values(facts: Iterable[MemoryFact]) -> dict[str, str]:
+    """slot:<name> facts as slot -> value (the newest, last, wins)."""
+    values: dict[str, str] = {}
+    for fact in facts:
+        if fact.slot_name and fact.value.strip():
+            values[fact.slot_name] = fact.value.strip()
+    return values
+
+
+def asking_preference(facts: Iterable[MemoryFact]) -> tuple[AskPreference, int | None]:
+    """The requester's "asking" fact: less | more | never | at_most:N (newest wins). Pass only
+    the requester's own facts (`memory_facts.facts_for_requester`)."""
+    preference: AskPreference = "normal"
+    at_most: int | None = None
+    for fact in facts:
+        if fact.key != "asking":
+            continue
+        value = fact.value.strip().casefold()
+        if value in ("less", "more", "never"):
+            preference, at_most = value, None  # type: ignore[assignment]
+        elif value.startswith("at_most:") and value[8:].strip().isdigit():
+            preference, at_most = "normal", int(value[8:].strip())
+            if at_most == 0:
+                preference = "never"
+        elif value in ("normal", "default"):
+            preference, at_most = "normal", None
+    return preference, at_most
+
+
+def date_order(facts: Iterable[MemoryFact], texts: Iterable[str]) -> str | None:
+    """How numeric dates are written here: "dmy", "mdy", or None (unknown). The requester's
+    date_format fact wins; else a numeric date that can only be read one way ("25/03")."""
+    for fact in facts:
+        if fact.key == "date_format":
+            if fact.value == "day_month_year":
+                return "dmy"
+            if fact.value == "month_day_year":
+                return "mdy"
+    for text in texts:
+        for _written, a, b in parse_dates.numeric_dates(text):
+            if a > 12 >= b:
+                return "dmy"
+            if b > 12 >= a:
+                return "mdy"
+    return None
+
+
+# --- vague references ----------------------------------------------------------------------
+
+_VAGUE = re.compile(
+    r"(?i)\b(?:the|our|my|your)\s+usual\s+(?P<noun>[^\W\d_]+)"
+    r"|\bsame\s+(?P<noun2>[^\W\d_]+)\s+as\s+(?:last\s+time|before|usual|always)"
+    r"|\b(?:the|that)\s+(?P<noun3>place|room|venue|hotel|restaurant|spot|one)\s+(?:we|i)\s+"
+    r"(?:used|had|went\s+to|always\s+use)(?:\s+last\s+time|\s+before)?"
+)
+_PLACE_NOUNS = {"room", "place", "venue", "spot", "hotel", "restaurant", "location", "office"}
+_DATE_NOUNS = {"day", "date", "time", "slot", "week"}
+
+
+def slot_for_noun(noun: str, specs: Sequence[SlotSpec]) -> SlotSpec | None:
+    noun = noun.casefold().rstrip("s")
+    for spec in specs:
+        terms = {spec.name, spec.label, *spec.aliases, *spec.units}
+        if any(noun == t.casefold().rstrip("s") for t in terms if t):
+            return spec
+    wanted = "place" if noun in _PLACE_NOUNS else "date" if noun in _DATE_NOUNS else None
+    for spec in specs:
+        if spec.type == wanted:
+            return spec
+    return None
+
+
+def vague_references(text: str) -> list[tuple[str, str]]:
+    """(phrase, noun) for each vague reference: "the usual room", "same hotel as last time"."""
+    out = []
+    for m in _VAGUE.finditer(text):
+        noun = m["noun"] or m["noun2"] or m["noun3"]
+        out.append((m[0], noun))
+    return out
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def match_spec(name: str, specs: Sequence[SlotSpec]) -> SlotSpec | None:
+    key = name.casefold().replace(" ", "_").replace("-", "_")
+    for spec in specs:
+        names = {spec.name, spec.label.casefold().replace(" ", "_")}
+        names |= {a.casefold().replace(" ", "_") for a in spec.aliases}
+        if key in names:
+            return spec
+    return None
+
+
+def evidence_in(evidence: str, text: str) -> bool:
+    squeeze = " ".join(evidence.casefold().split())
+    return len(squeeze) >= 2 and squeeze in " ".join(text.casefold().split())
+
+
+def same(a: str, b: str) -> bool:
+    return " ".join(a.casefold().split()) == " ".join(b.casefold().split())
+
+
+def comparable(a: str, b: str) -> bool:
+    """Money in different currencies is not a contradiction we can name reliably."""
+    ma, mb = re.match(r"^([A-Z]{3}) ", a), re.match(r"^([A-Z]{3}) ", b)
+    return not (ma and mb and ma[1] != mb[1])
+
+
+def _display(value: str, spec: SlotSpec) -> str:
+    if spec.type == "date" and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        year, month, day = (int(x) for x in value.split("-"))
+        return f"{day} {date(year, month, day).strftime('%B')}"
+    if spec.type == "money":
+        m = re.fullmatch(r"([A-Z]{3}) (.+)", value)
+        if m:
+            return f"{m[2]} {m[1]}"
+    return value
+
+
+def display_value(value: str, spec: SlotSpec) -> str:
+    """A value as a question shows it ("2027-03-04" -> "4 March", "EUR 900" -> "900 EUR")."""
+    return _display(value, spec)
+
+
+def asked_before(specs: Sequence[SlotSpec], agent_messages: Sequence[str]) -> set[str]:
+    asked = " ".join(" ".join(m.casefold().split()) for m in agent_messages)
+    names = set()
+    for spec in specs:
+        question = " ".join(spec.question.casefold().split()).rstrip("?")
+        named = re.escape(spec.display.casefold())
+        if (question and question in asked) or re.search(rf"(?<!\w){named}\b[^?]*\?", asked):
+            names.add(spec.name)
+    return names

@@ -1,0 +1,73 @@
+"""Suggestions agents propose: people accept them (as they are or edited) or reject them."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from agents import events
+from agents.models import Suggestion
+from agents.schemas import TEXT_MAX
+from agents.services.edits import edit_document
+from collab.workspaces.models import Membership
+from collab.workspaces.permissions import require_editor, require_same_workspace
+
+
+def accept_suggestion(
+    *, membership: Membership, suggestion: Suggestion, text: str | None = None
+) -> Suggestion:
+    """Apply the suggestion, or the person's edited version of it, to the document.
+
+    A suggestion whose text is no longer in the document is marked stale and refused.
+    """
+    require_editor(membership)
+    require_same_workspace(membership, suggestion.task)
+    with transaction.atomic():
+        locked = (
+            Suggestion.objects.select_for_update(of=("self",))
+            .select_related("agent")
+            .get(pk=suggestion.pk)
+        )
+        if locked.status != Suggestion.Status.PROPOSED:
+            raise ValidationError("This suggestion has already been decided.")
+        replacement = locked.replace if text is None else text
+        if len(replacement) > TEXT_MAX * 4:
+            raise ValidationError({"text": "That change is too long."})
+        applied = edit_document(
+            task_id=locked.task_id,
+            find=locked.find,
+            replace=replacement,
+            author_label=(
+                f"{membership.user.get_username()} (accepted {locked.agent.name}'s suggestion)"
+            ),
+            author=membership.user,
+        )
+        locked.decided_by = membership.user
+        locked.decided_at = timezone.now()
+        if applied is None:
+            locked.status = Suggestion.Status.STALE
+        else:
+            edited = replacement != locked.replace
+            locked.status = Suggestion.Status.EDITED if edited else Suggestion.Status.ACCEPTED
+            locked.final_text = replacement
+        locked.save(update_fields=["status", "final_text", "decided_by", "decided_at"])
+        transaction.on_commit(lambda: events.suggestion_changed(locked.pk))
+    if locked.status == Suggestion.Status.STALE:
+        raise ValidationError("The document no longer contains the text this suggestion changes.")
+    return locked
+
+
+@transaction.atomic
+def reject_suggestion(*, membership: Membership, suggestion: Suggestion) -> Suggestion:
+    require_editor(membership)
+    require_same_workspace(membership, suggestion.task)
+    locked = Suggestion.objects.select_for_update(of=("self",)).get(pk=suggestion.pk)
+    if locked.status != Suggestion.Status.PROPOSED:
+        raise ValidationError("This suggestion has already been decided.")
+    locked.status = Suggestion.Status.REJECTED
+    locked.decided_by = membership.user
+    locked.decided_at = timezone.now()
+    locked.save(update_fields=["status", "decided_by", "decided_at"])
+    transaction.on_commit(lambda: events.suggestion_changed(locked.pk))
+    return locked

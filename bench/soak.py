@@ -1,0 +1,295 @@
+"""Soak: many Yjs clients over two web processes, edits, chat and agent turns, Redis restarted
+once midway.
+
+    python bench/soak.py                      # 60 clients, 40 s (a quick run)
+    python bench/soak.py --clients 300 --minutes 10
+
+Starts a private ``redis-server`` on a free port (never the shared one), two Daphne processes
+relaying through it (SQLite, as tests/realtime/live.py does), a supervised worker
+(``manage.py worker``, with the sweep) and an agent (the fake ``echo`` model) on the task, and
+spreads the clients over the web processes. Each client types unique words into the task
+document; chatters post chat messages through the API, every third one mentioning the agent;
+halfway through Redis is stopped for a few seconds and started again. At the end it prints:
+
+* ``lost``: words a client saw acknowledged that are not in the stored document, plus chat
+  posts answered 201 that are not stored;
+* ``duplicated``: words or chat posts stored more than once;
+* ``diverged``: clients whose text differs from the stored document after a final resync;
+* agent turns: ``unfinished`` (not done a while after the end: lost) and replies beyond one per
+  finished turn (``duplicated``).
+
+All three must be 0. Figures are printed, never asserted (see bench/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from websockets.exceptions import InvalidHandshake  # noqa: E402
+
+from tests.realtime.live import LiveSite, free_port  # noqa: E402
+from tests.realtime.yclient import LiveYClient, parse_state_vector  # noqa: E402
+
+SETTLE_SECONDS = 60.0
+
+
+def start_redis(port: int, directory: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--dir",
+         str(directory)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def post_chat(port: int, task_id: int, token: str, body: str) -> bool:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/tasks/{task_id}/messages",
+        data=json.dumps({"body": body}).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - localhost
+            return response.status == 201
+    except Exception:
+        return False
+
+
+async def listen(client: LiveYClient, seconds: float) -> None:
+    """Handle what arrives for ``seconds`` (``pump`` waits for a quiet moment, which a busy
+    document never has)."""
+    end = time.monotonic() + seconds
+    while (remaining := end - time.monotonic()) > 0 and client.closed_with is None:
+        try:
+            data: bytes | None = await client._next(min(remaining, 0.25))
+        except Exception:  # a timeout, or the socket closed (recorded in closed_with)
+            data = None
+        if data is not None:
+            await client.handle(data)
+
+
+async def connect(url: str, token: str, state: bytes | None = None) -> LiveYClient:
+    """Connect until it works (a busy or restarting server refuses or times out)."""
+    while True:
+        client = LiveYClient(url, token)
+        if state is not None:
+            client.doc.apply_update(state)
+        try:
+            if await client.connect():
+                return client
+        except (OSError, TimeoutError, InvalidHandshake):
+            pass
+        await asyncio.sleep(random.uniform(0.5, 1.5))
+
+
+async def client_loop(
+    number: int,
+    url: str,
+    port: int,
+    task_id: int,
+    token: str,
+    until: float,
+    acked: set[str],
+    typed: list[str],
+) -> LiveYClient | None:
+    await asyncio.sleep(random.uniform(0, 5))  # not all at once
+    client = await connect(url, token)
+    words: list[tuple[str, int]] = []  # word, own clock after typing it
+    while time.monotonic() < until:
+        word = f"c{number}w{len(words)}"
+        try:
+            await client.insert(len(client.value), word + " ")
+            clock = parse_state_vector(client.doc.get_state()).get(client.doc.client_id, 0)
+            words.append((word, clock))
+            await listen(client, random.uniform(0.5, 1.5))
+        except Exception:
+            await asyncio.sleep(0.5)
+        if client.closed_with is not None:  # the server closed us: reconnect, Yjs resends
+            client = await connect(url, token, client.doc.get_update())
+    await listen(client, 3.0)
+    mine = client.server_state.get(client.doc.client_id, 0)
+    acked.update(word for word, clock in words if clock <= mine)
+    typed.extend(word for word, _ in words)
+    return client
+
+
+async def chat_loop(
+    port: int, task_id: int, token: str, until: float, posted: list[str], number: int
+) -> None:
+    sent = 0
+    while time.monotonic() < until:
+        body = f"chat {number}-{sent}"
+        if sent % 3 == 0:
+            body = f"@Mira {body}"
+        if await asyncio.to_thread(post_chat, port, task_id, token, body):
+            posted.append(body)
+        sent += 1
+        await asyncio.sleep(random.uniform(1.0, 3.0))
+
+
+def stored_messages(site: LiveSite, task_id: int, kind: str = "human") -> list[str]:
+    with sqlite3.connect(site.database, timeout=20) as db:
+        rows = db.execute(
+            "SELECT body FROM tasks_message WHERE task_id = ? AND kind = ?", (task_id, kind)
+        )
+        return [body for (body,) in rows]
+
+
+def turn_counts(site: LiveSite) -> dict[str, int]:
+    with sqlite3.connect(site.database, timeout=20) as db:
+        rows = db.execute("SELECT status, COUNT(*) FROM agents_turn GROUP BY status")
+        return dict(rows.fetchall())
+
+
+def start_worker(site: LiveSite, directory: Path) -> subprocess.Popen[bytes]:
+    with (directory / "worker.log").open("ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "manage.py", "worker", "--", "--loglevel=WARNING"],
+            cwd=ROOT,
+            env=site.env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--clients", type=int, default=60)
+    parser.add_argument("--seconds", type=float, default=40.0)
+    parser.add_argument("--minutes", type=float, default=None, help="overrides --seconds")
+    parser.add_argument("--chatters", type=int, default=10)
+    args = parser.parse_args()
+    duration = args.minutes * 60 if args.minutes else args.seconds
+
+    directory = Path(tempfile.mkdtemp(prefix="collab-soak-"))
+    redis_port = free_port()
+    redis = start_redis(redis_port, directory)
+    site = LiveSite(
+        directory / "site",
+        redis_url=f"redis://127.0.0.1:{redis_port}/0",
+        settings={"AGENTS_SWEEP_SECONDS": "5", "AGENTS_STALE_QUEUED_SECONDS": "20"},
+    )
+    worker: subprocess.Popen[bytes] | None = None
+    try:
+        cast = site.prepare()
+        site.manage("agent", "Mira", "echo")
+        servers = [site.start(), site.start()]
+        worker = start_worker(site, directory)
+        until = time.monotonic() + duration
+        acked: set[str] = set()
+        typed: list[str] = []
+        posted: list[str] = []
+        tokens = [cast.tokens["alice"], cast.tokens["bob"]]
+        clients = [
+            client_loop(
+                n,
+                servers[n % 2].url(cast.task_id),
+                servers[n % 2].port,
+                cast.task_id,
+                tokens[n % 2],
+                until,
+                acked,
+                typed,
+            )
+            for n in range(args.clients)
+        ]
+        chatters = [
+            chat_loop(servers[n % 2].port, cast.task_id, tokens[n % 2], until, posted, n)
+            for n in range(args.chatters)
+        ]
+
+        async def restart_redis() -> None:
+            nonlocal redis
+            await asyncio.sleep(duration / 2)
+            redis.terminate()
+            redis.wait(10)
+            print(f"redis stopped at {duration / 2:.0f}s", flush=True)
+            await asyncio.sleep(3)
+            redis = start_redis(redis_port, directory)
+            print("redis started again", flush=True)
+
+        started = time.monotonic()
+        results = await asyncio.gather(*clients, *chatters, restart_redis())
+        elapsed = time.monotonic() - started
+        await asyncio.sleep(2.0)  # the last batches reach the database
+        # The final resync: every client (reconnected if the server closed it) listens until it
+        # shows the stored text, for up to SETTLE_SECONDS; the ones that never do diverged.
+        finals = [client for client in results[: args.clients] if client is not None]
+        settle_started = time.monotonic()
+        while True:
+            stored = site.texts(cast.document_id)["column"]
+            apart = [n for n, client in enumerate(finals) if client.value != stored]
+            if not apart or time.monotonic() - settle_started > SETTLE_SECONDS:
+                break
+            for n in apart:
+                if finals[n].closed_with is not None:
+                    client = finals[n]
+                    finals[n] = await connect(client.url, client.token, client.doc.get_update())
+            await asyncio.gather(*(listen(finals[n], 0.5) for n in apart))
+        settled_in = time.monotonic() - settle_started
+        diverged = len(apart)
+        for client in finals:
+            await client.close()
+        words = stored.split()
+        lost_words = len([word for word in acked if word not in set(words)])
+        # Not acknowledged by the end but typed: a live client would resend them; counted apart.
+        unsaved = len([word for word in typed if word not in set(words)])
+        duplicated_words = len(words) - len(set(words))
+        messages = stored_messages(site, cast.task_id)
+        # agent turns: wait (a bounded while) for the ones still queued or running to finish
+        drain_until = time.monotonic() + 120
+        while time.monotonic() < drain_until:
+            counts = turn_counts(site)
+            if not counts.get("queued") and not counts.get("running"):
+                break
+            await asyncio.sleep(2)
+        counts = turn_counts(site)
+        replies = stored_messages(site, cast.task_id, kind="agent")
+        unfinished = sum(n for status, n in counts.items() if status != "done")
+        extra_replies = max(0, len(replies) - counts.get("done", 0))
+        lost_chat = len([body for body in posted if body not in set(messages)])
+        duplicated_chat = len(messages) - len(set(messages))
+        print(
+            f"clients={args.clients} processes=2 seconds={elapsed:.0f} "
+            f"words_typed={len(typed)} words_acknowledged={len(acked)}"
+            f" typed_not_stored={unsaved} chat_posted={len(posted)}"
+            f" settled_in={settled_in:.1f}s"
+        )
+        print(f"lost={lost_words + lost_chat} (words {lost_words}, chat {lost_chat})")
+        print(
+            f"duplicated={duplicated_words + duplicated_chat}"
+            f" (words {duplicated_words}, chat {duplicated_chat})"
+        )
+        print(f"diverged={diverged}")
+        print(
+            f"agent turns: {counts} replies={len(replies)} unfinished={unfinished}"
+            f" duplicated_replies={extra_replies}"
+        )
+        print(f"load={' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    finally:
+        if worker is not None:
+            os.killpg(worker.pid, signal.SIGTERM)
+            worker.wait(60)
+        site.close()
+        redis.terminate()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,153 @@
+"""The embedded model's reply through the turn engine (the model's stream replaced by fixed
+text): it opens with what the turn actually knows, never with the small model's pleasantries,
+and its memory chips name only what the reply had (issue #18)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+
+from agents.engine import runner
+from agents.llm.embedded import EmbeddedChatModel
+from agents.memory import selectors as memory_selectors
+from agents.memory.models import MemoryItem, Scope
+from agents.models import Action, Agent, TurnStatus
+from agents.services import agents as agent_services
+from agents.services import turns as turn_services
+from collab.tasks import services as task_services
+from collab.tasks.models import Message, Task
+from collab.workspaces.models import Workspace
+from tests import factories
+
+PLEASANTRIES = "Hello bob, I'm glad you're excited about the trip. "
+
+
+@pytest.fixture(autouse=True)
+def _no_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(turn_services, "enqueue_turn", lambda turn_id: None)
+
+
+def _model_writes(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    """The embedded model's stream, without loading the model: ``text`` in small pieces."""
+
+    def completion(self: Any, messages: Any, *, stream: bool) -> Iterator[dict[str, Any]]:
+        for start in range(0, len(text), 7):
+            yield {"choices": [{"delta": {"content": text[start : start + 7]}}]}
+
+    monkeypatch.setattr(EmbeddedChatModel, "_completion", completion)
+
+
+def _trip(workspace: Workspace, alice: User) -> tuple[Agent, Task]:
+    agent = agent_services.create_agent(
+        membership=factories.membership_of(workspace, alice), name="Local"
+    )
+    agent.policy_name = "never"  # one model call a turn, and it never asks first
+    agent.save(update_fields=["policy_name"])
+    task = factories.make_task(workspace, title="Team trip", goal="Plan the team trip.")
+    Task.objects.filter(pk=task.pk).update(template="travel_plan")
+    task.refresh_from_db()
+    return agent, task
+
+
+def _ask(workspace: Workspace, user: User, task: Task, agent: Agent, body: str) -> Action:
+    task_services.post_message(
+        membership=factories.membership_of(workspace, user), task=task, body=body
+    )
+    turn = agent.turns.order_by("-id").first()
+    assert turn is not None
+    assert runner.run_turn(turn_id=turn.pk) in (TurnStatus.DONE, TurnStatus.WAITING)
+    return Action.objects.get(turn=turn)
+
+
+def test_an_unusable_small_model_reply_still_says_what_the_turn_knows(
+    workspace: Workspace, alice: User, bob: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent, task = _trip(workspace, alice)
+    _model_writes(monkeypatch, PLEASANTRIES)
+
+    action = _ask(workspace, bob, task, agent, "@Local plan a trip to Porto for 8 people")
+
+    body = Message.objects.get(pk=action.result["message_id"]).body
+    assert body.startswith("bob, here is what I have for plan the team trip: destination Porto")
+    assert "8 travelers" in body
+    assert "still open:" in body
+    assert "budget" in body
+    assert "glad" not in body
+    assert "Hello" not in body
+    assert body.endswith(".")
+
+
+def test_a_usable_reply_follows_the_grounded_sentence_without_its_greeting(
+    workspace: Workspace, alice: User, bob: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent, task = _trip(workspace, alice)
+    _model_writes(monkeypatch, PLEASANTRIES + "Porto is lovely in spring.")
+
+    action = _ask(workspace, bob, task, agent, "@Local plan a trip to Porto for 8 people")
+
+    body = Message.objects.get(pk=action.result["message_id"]).body
+    assert body.startswith("bob, here is what I have")
+    assert "; still open: " in body.split(". Porto is lovely in spring.")[0]  # grounded first
+    assert "glad" not in body
+
+
+def test_embedded_chips_name_only_the_askers_items_the_reply_states(
+    workspace: Workspace, alice: User, bob: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent, task = _trip(workspace, alice)
+    _model_writes(monkeypatch, "Porto is lovely in spring.")
+    budget = MemoryItem.objects.create(
+        owner=bob, text="Our trips have a budget of 900 EUR", key="slot:budget", value="900 EUR"
+    )
+    lists = MemoryItem.objects.create(owner=bob, text="Bob prefers trips with numbered lists")
+    alices = MemoryItem.objects.create(
+        owner=alice,
+        text="Alice says trips have a budget of 2000 EUR",
+        key="slot:budget",
+        value="2000 EUR",
+        scope=Scope.WORKSPACE,
+        workspace=workspace,
+        shared=True,
+    )
+
+    action = _ask(workspace, bob, task, agent, "@Local plan a trip to Porto, budget please")
+
+    turn = action.turn
+    turn.refresh_from_db()
+    body = Message.objects.get(pk=action.result["message_id"]).body
+    assert "budget EUR 900" in body  # bob's own remembered value, stated in the reply
+    assert turn.context["memory_item_ids"] == [budget.pk]
+    assert lists.pk in turn.context["memory_item_ids_retrieved"]  # retrieved, never shown
+    chips = memory_selectors.memory_used_by_owner(turn.context["memory_item_ids"])
+    assert chips == {bob.pk: [memory_selectors._chip(budget.pk, budget.text)]}
+    assert alice.pk not in chips
+    assert alices.pk not in turn.context["memory_item_ids"]
+
+
+def test_grounding_states_only_sure_readings_and_never_the_agents_own_mention() -> None:
+    from agents.policies.base import Conflict, Situation, SlotSpec, SlotState
+    from agents.policies_bridge import grounding
+
+    situation = Situation(
+        request="book the room",
+        slots=(
+            SlotState(SlotSpec("day", type="date"), "2026-12-01", "document", 0.81),
+            SlotState(SlotSpec("attendees"), "Local", "request", 0.8),
+            SlotState(SlotSpec("room"), "Lisbon", "request", 0.7),
+            SlotState(SlotSpec("people", type="number"), "8", "document", 0.95),
+            SlotState(SlotSpec("start", type="date", label="start date"), "2027-05-12", "chat", 1),
+            SlotState(SlotSpec("budget"), "EUR 900", "request", 0.9),
+            SlotState(SlotSpec("purpose"), None, None, 0.0),
+            SlotState(SlotSpec("tone", required=False), None, None, 0.0),
+        ),
+        conflicts=(Conflict("budget", (("request", "EUR 900"), ("chat", "EUR 700"))),),
+    )
+
+    said = grounding({"agent": "Local"}, {"situation": situation.to_dict()})
+
+    assert said["known"] == [["room", "Lisbon"], ["", "8 people"], ["start date", "12 May 2027"]]
+    assert said["still_open"] == ["budget", "purpose"]  # stated twice, differently; never given
+    assert said["memory_item_ids"] == []

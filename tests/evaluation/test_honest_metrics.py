@@ -1,0 +1,314 @@
+"""Each metric of docs/evaluation.md on a hand-computed case, and a counter-example that makes it
+fail (a figure that cannot fail proves nothing)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from agents.evaluation.checks import passes
+from agents.evaluation.metrics import (
+    ask_scores,
+    asking_budget_adherence,
+    blocker_recall,
+    by_category,
+    contradictions_noticed,
+    document_preservation,
+    final_adherence,
+    interval,
+    leakage,
+    over_asking,
+    per_seed,
+    question_grounding,
+    redundant_questions,
+    silent_wrong_episodes,
+    summarise,
+    task_success,
+)
+from agents.evaluation.offline import MemoryStore, OfflineAgent
+from agents.evaluation.results import EpisodeResult
+from agents.evaluation.runner import grounded, leaked_content, play_episode, preserved
+from agents.evaluation.scenario import Preference, parse_scenarios
+from agents.evaluation.users import ScriptedUser, asking_limit
+from agents.evaluation.writer import Known, SlotLine, write_document
+from agents.policies import Assumption, Decision, Situation
+from agents.policies.templates import get_template
+from tests.evaluation.v2data import tiny
+
+
+def ep(name: str = "e", **fields) -> EpisodeResult:
+    base = {
+        "policy": "p",
+        "seed": 0,
+        "memory": False,
+        "episode": name,
+        "user": "u",
+        "session": 1,
+        "template": "travel_plan",
+        "needs_clarification": False,
+        "blockers": [],
+    }
+    return EpisodeResult(**{**base, **fields})
+
+
+def test_per_category_ask_rate_and_f1_on_a_hand_computed_case() -> None:
+    results = [
+        ep("c1", category="clear", asked=True),  # FP
+        ep("c2", category="clear"),  # TN
+        ep("m1", category="missing", needs_clarification=True, blockers=["b"], asked=True),  # TP
+        ep("m2", category="missing", needs_clarification=True, blockers=["b"]),  # FN
+        ep("a1", category="ambiguous", needs_clarification=True, blockers=["b"]),  # FN
+    ]
+    table = by_category(results)
+    assert table["clear"]["ask_rate"] == 0.5
+    assert table["clear"]["ask_f1"] == 0.0  # asking on a clear request is only ever wrong
+    assert table["missing"]["ask_rate"] == 0.5
+    assert table["missing"]["ask_f1"] == pytest.approx(2 / 3)  # 2*1 / (2*1 + 0 + 1)
+    assert table["ambiguous"]["ask_f1"] == 0.0
+    assert "contradictory" not in table
+
+
+def test_a_policy_that_always_asks_gets_no_mcc_and_full_over_asking() -> None:
+    results = [
+        ep("a", needs_clarification=True, blockers=["x"], asked=True),
+        ep("b", asked=True),
+        ep("c", asked=True),
+    ]
+    assert ask_scores(results)["ask_mcc"] is None  # no negative prediction: undefined, not 1
+    assert ask_scores(results)["ask_f1"] == pytest.approx(2 / 4)
+    assert over_asking(results) == 1.0
+
+
+def test_blocker_recall_counts_only_blockers_asked_before_the_first_document() -> None:
+    results = [
+        ep("a", blockers=["budget", "start_date"], asked_before_first=["budget"]),
+        ep("b", blockers=["budget"], asked_slots=["budget"], asked_before_first=[]),
+    ]
+    assert blocker_recall(results) == pytest.approx(1 / 3)
+
+
+def test_redundant_questions_are_the_share_of_targets_the_agent_could_know() -> None:
+    results = [ep("a", asked_slots=["budget", "destination"], redundant=1), ep("b")]
+    assert redundant_questions(results) == 0.5
+    assert redundant_questions([ep("c")]) is None  # no question: not measurable, not 0
+
+
+def test_the_person_calls_a_question_about_a_value_in_the_document_redundant() -> None:
+    # given a value the agent can read in the document (format 2 "in": "document")
+    scenarios = parse_scenarios(tiny())
+    episode = scenarios.episodes[0]
+    person = ScriptedUser(
+        user=scenarios.users["zoe"],
+        episode=episode,
+        preferences=[],
+        today=scenarios.day(episode),
+        knowable=["destination", "travelers", "start_date", "budget"],
+    )
+    from agents.evaluation.users import AgentOutput, AskedQuestion
+
+    reply = person.respond(
+        AgentOutput(action="ask", questions=(AskedQuestion("What budget?", ("budget",)),))
+    )
+    assert reply.redundant == 1
+    # but an ambiguous statement is not redundant to ask about
+    blog = scenarios.episodes[3]
+    person = ScriptedUser(
+        user=scenarios.users["soren"], episode=blog, preferences=[], today=scenarios.day(blog)
+    )
+    reply = person.respond(
+        AgentOutput(action="ask", questions=(AskedQuestion("Who for?", ("audience",)),))
+    )
+    assert reply.redundant == 0
+    assert reply.answers == {"audience": "practitioners"}
+
+
+def test_question_grounding_fails_on_an_invented_choice() -> None:
+    template = get_template("travel_plan")
+    sources = ["Plan a trip to Porto or Braga in June."]
+    assert grounded("Braga", sources, template, ("destination",))
+    assert grounded("packed", sources, template, ("pace",))  # a template choice
+    assert not grounded("Madrid", sources, template, ("destination",))  # invented
+    results = [ep("a", choices_offered=4, choices_grounded=3)]
+    assert question_grounding(results) == 0.75
+
+
+def test_contradictions_noticed_is_the_share_of_conflicts_asked_about_or_assumed() -> None:
+    results = [ep("a", conflicts=1, conflicts_noticed=1), ep("b", conflicts=2)]
+    assert contradictions_noticed(results) == pytest.approx(1 / 3)
+    assert contradictions_noticed([ep("c")]) is None
+
+
+def test_asking_budget_adherence_counts_question_messages_against_the_preference() -> None:
+    at_most = Preference(id="p", key="asking", text="At most one.", value="at_most:1")
+    never = Preference(id="q", key="asking", text="Just go ahead.", value="never")
+    assert asking_limit([at_most]) == 1
+    assert asking_limit([never]) == 0
+    assert asking_limit([]) is None
+    results = [
+        ep("a", asking_limit=1, asking_respected=True),
+        ep("b", asking_limit=0, asking_respected=False),
+        ep("c"),  # no asking preference: not counted
+    ]
+    assert asking_budget_adherence(results) == 0.5
+
+
+def test_silent_wrong_values_count_wrong_values_used_without_an_assumption() -> None:
+    # given a policy that acts at once, once stating its guess and once silently
+    scenarios = parse_scenarios(tiny())
+    episode = scenarios.episodes[0]  # the budget is hidden
+
+    class Silent:
+        name = "silent"
+
+        def decide(self, situation: Situation) -> Decision:
+            return Decision(action="act", policy=self.name)
+
+    class Stated(Silent):
+        name = "stated"
+
+        def decide(self, situation: Situation) -> Decision:
+            return Decision(
+                action="act",
+                policy=self.name,
+                assumptions=(Assumption(slot="budget", value="EUR 900"),),
+                assumption_text="I assumed the budget is EUR 900.",
+            )
+
+    counts = {}
+    for policy in (Silent(), Stated()):
+        agent = OfflineAgent(policy=policy, today=scenarios.today, users=scenarios.users)
+        result = ep(episode.id)
+        play_episode(
+            agent=agent,
+            episode=episode,
+            scenarios=scenarios,
+            result=result,
+            log=lambda *a, **k: None,
+        )
+        counts[policy.name] = (result.wrong_first, result.silent_wrong)
+    assert counts["silent"][0] >= 1
+    assert counts["silent"][1] >= 1
+    assert counts["stated"][0] >= 1
+    assert counts["stated"][1] == counts["stated"][0] - 1
+    assert silent_wrong_episodes([ep("a", silent_wrong=2), ep("b")]) == 0.5
+
+
+def test_the_writer_never_sees_a_check_so_a_wish_it_cannot_read_fails() -> None:
+    # given two preferences with the same words and different checks
+    bold = {"type": "regex", "pattern": r"\*\*[^*\n]*\d"}
+    lines = [SlotLine("Budget", "EUR 1500")]
+    known = [Known(key="emphasis", value="bold numbers", text="Put the key numbers in bold.")]
+    document = write_document(title="Trip", template="travel_plan", lines=lines, known=known)
+    # then the writer, which only reads the words, writes the same document for both, and the
+    # check it never saw fails on it
+    assert document == write_document(
+        title="Trip", template="travel_plan", lines=lines, known=list(known)
+    )
+    assert not passes(bold, document)
+    assert final_adherence([ep("a", final={"bold": False, "tldr": True})]) == 0.5
+
+
+def test_task_success_comes_from_the_final_document_and_fails_on_a_wrong_value() -> None:
+    scenarios = parse_scenarios(tiny())
+    episode = scenarios.episodes[0]
+    right = "# Trip\n\nKeep the hotel list.\n\n- Destination: Porto\n- Budget: EUR 1500\n"
+    wrong = right.replace("1500", "900")
+    assert all(passes(c, right) for c in episode.success)
+    assert not all(passes(c, wrong) for c in episode.success)
+    assert task_success([ep("a", success=True), ep("b")]) == 0.5
+    # a person who gave up over an unmet preference fails the task even with the values right
+    gave_up = ep("c", gave_up=True, values_right=True)
+    assert task_success([gave_up]) == 0.0
+    assert summarise([gave_up])["values_right"] == 1.0
+
+
+def test_document_preservation_fails_when_a_line_the_person_kept_is_dropped() -> None:
+    original = "# Trip\n\nKeep the hotel list.\nBudget: €2,000\nCall Ana.\n"
+    kept, total = preserved(
+        original, "# Trip\n\nKeep the hotel list.\nBudget: €1,500\n", ["€2,000"]
+    )
+    assert (kept, total) == (1, 2)  # "Call Ana." is gone; the conflicting budget line may change
+    assert document_preservation([ep("a", kept_lines=kept, original_lines=total)]) == 0.5
+    # the writer keeps the person's lines and updates the labelled value in place
+    edited = write_document(
+        title="Trip",
+        template="travel_plan",
+        lines=[SlotLine("Budget", "EUR 1500")],
+        document=original,
+    )
+    assert preserved(original, edited, ["€2,000"]) == (2, 2)
+    assert "Budget: EUR 1500" in edited
+
+
+def test_leakage_sees_another_persons_preference_content_not_only_owner_lines() -> None:
+    tldr = Preference(
+        id="z", key="tldr", text="TL;DR first.", check={"type": "contains", "text": "TL;DR"}
+    )
+    no_iso = Preference(
+        id="d",
+        key="date_format",
+        text="No ISO dates.",
+        check={"type": "regex", "pattern": r"\A(?!.*\d{4}-)"},
+    )
+    doc = "# Trip\n\nTL;DR: Porto in June.\n"
+    assert leaked_content(doc, "soren", [], {"zoe": [tldr]}) == 1
+    assert leaked_content(doc, "soren", [tldr], {"zoe": [tldr]}) == 0  # his own wish too
+    assert leaked_content(doc, "soren", [], {"zoe": [no_iso]}) == 0  # an absence is no content
+    assert leakage([ep("a", leaked_items=1, leaked_content=2)]) == 3
+
+
+def test_memory_items_of_someone_else_are_not_followed_for_the_requester() -> None:
+    # given Zoë's TL;DR preference in memory and Søren's request with Zoë in the chat
+    scenarios = parse_scenarios(tiny())
+    memory = MemoryStore()
+    memory.remember(scenarios.users["zoe"], scenarios.users["zoe"].preferences[0])
+    agent = OfflineAgent(
+        policy="never", today=scenarios.today, memory=memory, users=scenarios.users
+    )
+    episode = scenarios.episodes[2]
+    agent.start(episode)
+    record = agent.turn()
+    # then the turn was handed Zoë's item (she is in the conversation) but did not use it
+    assert "zoe" in record.handed_owners
+    assert "zoe" not in record.memory_owners
+    assert "TL;DR" not in record.output.document
+
+
+def test_intervals_are_deterministic_contain_the_estimate_and_widen_with_fewer_episodes() -> None:
+    many = [ep(f"e{i}", success=i % 2 == 0) for i in range(40)]
+    few = many[:6]
+    band = interval(many, task_success)
+    assert band == interval(many, task_success)
+    assert band is not None
+    assert band[0] <= 0.5 <= band[1]
+    small = interval(few, task_success)
+    assert small is not None
+    assert (small[1] - small[0]) > (band[1] - band[0])
+    assert interval([ep("a")], redundant_questions) is None
+    two_seeds = [replace(r, seed=1, success=True) for r in many] + many
+    assert per_seed(two_seeds, task_success) == [0.5, 1.0]
+
+
+def test_under_just_go_ahead_a_blocker_is_assumed_not_asked() -> None:
+    """A person who said "just go ahead" (asking limit 0) is not to be asked: acting there is a
+    true negative, asking a false positive, and the blocker leaves recall's denominator. The
+    counter-examples: an agent that asks them anyway loses precision; one that never asks
+    anybody still misses the blockers of people who allow questions."""
+    go_ahead = {"needs_clarification": True, "blockers": ["b"], "asking_limit": 0}
+    allows = {"needs_clarification": True, "blockers": ["b"], "asking_limit": 1}
+    respectful = [
+        ep("g1", **go_ahead),  # TN: acted, as asked to
+        ep("a1", **allows, asked=True, asked_before_first=["b"]),  # TP
+        ep("c1"),  # TN
+    ]
+    assert ask_scores(respectful)["ask_f1"] == 1.0
+    assert blocker_recall(respectful) == 1.0
+    pushy = [ep("g1", **go_ahead, asked=True, asked_before_first=["b"]), *respectful[1:]]
+    assert ask_scores(pushy)["ask_precision"] == 0.5  # the go-ahead question is a false positive
+    assert ask_scores(pushy)["ask_f1"] < 1.0
+    silent = [ep("g1", **go_ahead), ep("a1", **allows), ep("c1")]
+    assert ask_scores(silent)["ask_recall"] == 0.0
+    assert blocker_recall(silent) == 0.0
+    # no preference at all (None) still counts as allowing questions
+    assert ep("n", needs_clarification=True, blockers=["b"]).should_ask
