@@ -119,9 +119,14 @@ class DocumentConsumer(AsyncWebsocketConsumer):
         log.warning("closing document socket of %s (%s): %s", self.label, code, reason)
         access.get_watcher().unwatch(self)
         room, self.room = self.room, None
-        if room is not None:
-            await room.leave(self)
-        await self.close(code=code)
+        # The close frame goes first: leaving the room shares this socket's departure with the
+        # others (and across processes through Redis), which can fail; the socket must be
+        # closed with its code whatever happens there, and is sent nothing after it.
+        try:
+            await self.close(code=code)
+        finally:
+            if room is not None:
+                await room.leave(self)
 
     async def access_changed(self, role: str | None) -> None:
         """Told by the access watcher: ``None`` closes the socket (4403), a role applies at once

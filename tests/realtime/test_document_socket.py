@@ -163,6 +163,33 @@ async def test_text_frames_close_the_socket(connect, alice, task):
     assert client.closed_with == 4400
 
 
+async def test_a_socket_is_closed_with_its_code_even_when_leaving_its_room_fails(
+    connect, alice, task, monkeypatch
+):
+    # given a room whose leave fails once (sharing the departure across processes, Redis away)
+    from collab.realtime.rooms import Room
+
+    leave = Room.leave
+    failures = []
+
+    async def failing_once(self, peer):
+        if not failures:
+            failures.append(peer)
+            raise ConnectionError("Redis went away")
+        await leave(self, peer)
+
+    monkeypatch.setattr(Room, "leave", failing_once)
+    client = await connect(alice, task)
+
+    # when the socket sends a frame that is not part of the protocol
+    await client.communicator.send_to(text_data='{"type": "update"}')
+
+    # then it is closed with the documented code all the same, and the leave was tried
+    await client.wait_for(lambda: client.closed_with is not None)
+    assert client.closed_with == 4400
+    assert failures
+
+
 async def test_awareness_is_echoed_shared_and_cleared_when_a_socket_leaves(
     connect, alice, bob, task
 ):
