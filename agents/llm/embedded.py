@@ -314,6 +314,7 @@ def embedded_messages(context: Mapping[str, Any]) -> list[BaseMessage]:
         goal=str(context["task"].get("goal") or ""),
         known=tuple((str(label), str(value)) for label, value in grounding.get("known", ())),
         still_open=tuple(str(label) for label in grounding.get("still_open", ())),
+        said_before=tuple(body for author, body in chat if author == str(context["agent"])),
     )
     return [
         SystemMessage(content=system),
@@ -331,6 +332,7 @@ def _facts(messages: list[BaseMessage]) -> TurnFacts:
             "people": tuple(raw.get("people", ())),
             "known": tuple(tuple(pair) for pair in raw.get("known", ())),
             "still_open": tuple(raw.get("still_open", ())),
+            "said_before": tuple(raw.get("said_before", ())),
         }
     )
 

@@ -92,6 +92,9 @@ class TurnFacts:
     goal: str = ""
     known: tuple[tuple[str, str], ...] = ()
     still_open: tuple[str, ...] = ()
+    # What this agent already said in the chat: a grounded sentence it said before is not
+    # said again (every free-form reply would otherwise open with the same goal sentence).
+    said_before: tuple[str, ...] = ()
 
 
 @dataclass
@@ -256,8 +259,92 @@ def _address(text: str, facts: TurnFacts) -> str:
     if re.search(rf"(?<![\w@]){re.escape(who)}(?!\w)", text, re.I):
         return text
     first = text.split(" ", 1)[0]
-    keep = first == "I" or first.startswith("I'") or first.isupper() or not first[:1].isupper()
-    return f"{who}, {text if keep else text[:1].lower() + text[1:]}"
+    # "The hotel ..." -> "bob, the hotel ...", but "Porto is ..." keeps its capital: only a
+    # word that is capitalised for opening the sentence is lowered.
+    lower = first.strip(",.;:!?").lower() in _SENTENCE_OPENERS
+    return f"{who}, {text[:1].lower() + text[1:] if lower else text}"
+
+
+_SENTENCE_OPENERS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "there",
+        "here",
+        "we",
+        "you",
+        "they",
+        "he",
+        "she",
+        "our",
+        "your",
+        "their",
+        "my",
+        "yes",
+        "no",
+        "sure",
+        "maybe",
+        "perhaps",
+        "if",
+        "when",
+        "while",
+        "for",
+        "to",
+        "in",
+        "on",
+        "at",
+        "as",
+        "after",
+        "before",
+        "so",
+        "and",
+        "but",
+        "or",
+        "what",
+        "which",
+        "where",
+        "how",
+        "why",
+        "who",
+        "one",
+        "two",
+        "three",
+        "some",
+        "many",
+        "most",
+        "all",
+        "each",
+        "every",
+        "let",
+        "please",
+        "try",
+        "consider",
+        "start",
+        "book",
+        "stay",
+        "go",
+        "take",
+        "use",
+        "ask",
+        "check",
+        "visit",
+        "choose",
+        "pick",
+        "keep",
+        "make",
+        "get",
+        "bring",
+        "plan",
+        "add",
+    ]
+)
 
 
 SMALL_MODEL_NOTE = (
@@ -288,8 +375,20 @@ def grounded(facts: TurnFacts) -> str:
     """One sentence saying what the turn actually knows, built only from data it has (never
     from what the model wrote): the values read from the request, chat, document or the asker's
     memory and what is still open, for the task's goal; without any, the goal itself. Addressed
-    to the person who asked; '' when the task has neither values nor a goal."""
+    to the person who asked; '' when the task has neither values nor a goal, or when the agent
+    already said this sentence in the chat (to anybody)."""
+    sentence = _grounded_sentence(facts)
+    if not sentence:
+        return ""
+    said = [" ".join(body.split()).lower() for body in facts.said_before]
+    if any(sentence.lower() in body for body in said):
+        return ""
     who = f"{facts.requester}, " if facts.requester else ""
+    return who + sentence
+
+
+def _grounded_sentence(facts: TurnFacts) -> str:
+    """``grounded``'s sentence without its addressee."""
     subject = _goal_sentence(facts.goal) or " ".join(facts.title.split())
     if subject[1:2].islower():  # "for two days in Lisbon", but "for EU grants"
         subject = subject[:1].lower() + subject[1:]
@@ -297,8 +396,8 @@ def grounded(facts: TurnFacts) -> str:
     still_open = [label for label in facts.still_open[:OPEN_ITEMS] if label]
     if not known and not still_open:
         goal = _goal_sentence(facts.goal)
-        return f"{who}the goal I am working from is: {goal}." if goal else ""
-    text = f"{who}here is what I have"
+        return f"the goal I am working from is: {goal}." if goal else ""
+    text = "here is what I have"
     if subject:
         text += f" for {subject}"
     if known:

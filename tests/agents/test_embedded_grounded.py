@@ -151,3 +151,24 @@ def test_grounding_states_only_sure_readings_and_never_the_agents_own_mention() 
     assert said["known"] == [["room", "Lisbon"], ["", "8 people"], ["start date", "12 May 2027"]]
     assert said["still_open"] == ["budget", "purpose"]  # stated twice, differently; never given
     assert said["memory_item_ids"] == []
+
+
+def test_the_goal_sentence_is_said_once_not_before_every_reply(
+    workspace: Workspace, alice: User, bob: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a task with a goal and no template: the grounded sentence can only name the goal
+    agent, task = _trip(workspace, alice)
+    Task.objects.filter(pk=task.pk).update(
+        template="", title="Team ideas", goal="Collect ideas for the team."
+    )
+    task.refresh_from_db()
+    _model_writes(monkeypatch, "Porto is lovely in spring.")
+
+    first = _ask(workspace, bob, task, agent, "@Local any idea where to go?")
+    second = _ask(workspace, alice, task, agent, "@Local and what should we eat?")
+
+    first_body = Message.objects.get(pk=first.result["message_id"]).body
+    second_body = Message.objects.get(pk=second.result["message_id"]).body
+    assert first_body.startswith("bob, the goal I am working from is: Collect ideas for the team.")
+    assert "goal I am working from" not in second_body
+    assert second_body.startswith("alice, Porto is lovely in spring.")

@@ -60,7 +60,7 @@ def test_a_reply_keeps_its_first_saying_of_a_loop_and_ends_in_a_whole_sentence()
         FACTS,
     )
     assert reply.text == (
-        "ana, alfama is a good choice. I'll make sure to provide the most accurate inform."
+        "ana, Alfama is a good choice. I'll make sure to provide the most accurate inform."
     )
     assert reply.text.endswith(".")
     assert "repetition loop cut" in reply.problems
@@ -270,10 +270,10 @@ def test_a_usable_reply_comes_after_the_grounded_sentence_without_its_pleasantri
 @pytest.mark.parametrize(
     ("raw", "kept"),
     [
-        ("Hello alice, Alfama is central.", "ana, alfama is central."),
-        ("Hi there! I am so happy to help. Alfama is central.", "ana, alfama is central."),
-        ("Ben: Thank you for asking. Alfama is central.", "ana, alfama is central."),
-        ("I\u2019m sorry for any confusion. Alfama is central.", "ana, alfama is central."),
+        ("Hello alice, Alfama is central.", "ana, Alfama is central."),
+        ("Hi there! I am so happy to help. Alfama is central.", "ana, Alfama is central."),
+        ("Ben: Thank you for asking. Alfama is central.", "ana, Alfama is central."),
+        ("I\u2019m sorry for any confusion. Alfama is central.", "ana, Alfama is central."),
     ],
 )
 def test_greetings_and_pleasantries_are_dropped(raw: str, kept: str) -> None:
