@@ -39,23 +39,35 @@
     }
   }
 
-  function refresh(canEdit) {
-    fetch(window.location.pathname, { credentials: "same-origin", headers: { Accept: "text/html" } })
+  // This page as the server renders it now, parsed.
+  function readPage() {
+    return fetch(window.location.pathname, {
+      credentials: "same-origin", headers: { Accept: "text/html" },
+    })
       .then(function (response) {
         if (!response.ok) throw new Error(String(response.status));
         return response.text();
       })
-      .then(function (html) {
-        var fresh = new DOMParser().parseFromString(html, "text/html");
+      .then(function (html) { return new DOMParser().parseFromString(html, "text/html"); });
+  }
+
+  // Put the fresh copy of each part in place of the shown one (unless keep(shown) says not).
+  function swapIn(fresh, selectors, keep) {
+    selectors.forEach(function (selector) {
+      var old = document.querySelector(selector);
+      var replacement = fresh.querySelector(selector);
+      if (!old || !replacement || (keep && keep(old))) return;
+      old.replaceWith(replacement);
+      if (window.htmx) window.htmx.process(replacement);
+    });
+  }
+
+  function refresh(canEdit) {
+    readPage()
+      .then(function (fresh) {
         var box = document.querySelector("#chat-form textarea");
         var draft = box ? box.value : "";
-        SWAPPED.forEach(function (selector) {
-          var old = document.querySelector(selector);
-          var replacement = fresh.querySelector(selector);
-          if (!old || !replacement) return;
-          old.replaceWith(replacement);
-          if (window.htmx) window.htmx.process(replacement);
-        });
+        swapIn(fresh, SWAPPED);
         // A message being written when the role was taken away is kept, to copy elsewhere.
         var form = document.getElementById("chat-form");
         var newBox = form && form.querySelector("textarea");
@@ -101,21 +113,10 @@
   function catchUp(attempt) {
     attempt = typeof attempt === "number" ? attempt : 0;
     var seen = received;
-    fetch(window.location.pathname, { credentials: "same-origin", headers: { Accept: "text/html" } })
-      .then(function (response) {
-        if (!response.ok) throw new Error(String(response.status));
-        return response.text();
-      })
-      .then(function (html) {
+    readPage()
+      .then(function (fresh) {
         if (received !== seen && attempt < 3) return catchUp(attempt + 1);
-        var fresh = new DOMParser().parseFromString(html, "text/html");
-        CAUGHT_UP.forEach(function (selector) {
-          var old = document.querySelector(selector);
-          var replacement = fresh.querySelector(selector);
-          if (!old || !replacement || typingIn(old)) return;
-          old.replaceWith(replacement);
-          if (window.htmx) window.htmx.process(replacement);
-        });
+        swapIn(fresh, CAUGHT_UP, typingIn);
         document.dispatchEvent(new CustomEvent("collab:caughtUp"));
       })
       .catch(function () {}); // the chat's own status line says the connection is back or not
