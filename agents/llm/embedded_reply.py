@@ -347,7 +347,9 @@ _PLEASANTRY = re.compile(
     r"^(?:(?:i['\u2019]m|i am|we['\u2019]re|we are)\s+(?:so\s+|really\s+|very\s+)?"
     r"(?:glad|happy|pleased|excited|thrilled|delighted|sorry|here to help)\b"
     r"|(?:thank you|thanks)\b(?!.*\?)"
-    r"|(?:great|good|excellent) (?:question|idea)\b"
+    r"|(?:(?:what|that['\u2019]?s|such|a|an)\s+)*(?:a |an )?(?:(?:really|very)\s+)?"
+    r"(?:great|good|excellent|wonderful|fantastic|lovely|interesting|brilliant) "
+    r"(?:question|idea|point)(?:\s+(?:you\s+have|you\s+asked|to\s+ask))?\s*[.!?,]*$"
     r"|(?:sure|of course|absolutely|certainly|no problem)\s*[.!,]?$"
     r"|it['\u2019]?s (?:a |my )?(?:pleasure|great to)\b"
     r"|(?:nice|good) to (?:meet|hear|see)\b)",

@@ -274,6 +274,10 @@ def test_a_usable_reply_comes_after_the_grounded_sentence_without_its_pleasantri
         ("Hi there! I am so happy to help. Alfama is central.", "ana, Alfama is central."),
         ("Ben: Thank you for asking. Alfama is central.", "ana, Alfama is central."),
         ("I\u2019m sorry for any confusion. Alfama is central.", "ana, Alfama is central."),
+        ("ana, what a wonderful question. Alfama is central.", "ana, Alfama is central."),
+        ("A great idea! Alfama is central.", "ana, Alfama is central."),
+        # a sentence that only opens with praise keeps what it says
+        ("What a great idea: stay in Alfama.", "ana, what a great idea: stay in Alfama."),
     ],
 )
 def test_greetings_and_pleasantries_are_dropped(raw: str, kept: str) -> None:
