@@ -248,10 +248,11 @@ async def main() -> None:
         for client in finals:
             await client.close()
         words = stored.split()
-        lost_words = len([word for word in acked if word not in set(words)])
+        stored_words = set(words)  # once: a set per word made the count quadratic (minutes)
+        lost_words = len([word for word in acked if word not in stored_words])
         # Not acknowledged by the end but typed: a live client would resend them; counted apart.
-        unsaved = len([word for word in typed if word not in set(words)])
-        duplicated_words = len(words) - len(set(words))
+        unsaved = len([word for word in typed if word not in stored_words])
+        duplicated_words = len(words) - len(stored_words)
         messages = stored_messages(site, cast.task_id)
         # agent turns: wait (a bounded while) for the ones still queued or running to finish
         drain_until = time.monotonic() + 120
@@ -264,8 +265,9 @@ async def main() -> None:
         replies = stored_messages(site, cast.task_id, kind="agent")
         unfinished = sum(n for status, n in counts.items() if status != "done")
         extra_replies = max(0, len(replies) - counts.get("done", 0))
-        lost_chat = len([body for body in posted if body not in set(messages)])
-        duplicated_chat = len(messages) - len(set(messages))
+        stored_bodies = set(messages)
+        lost_chat = len([body for body in posted if body not in stored_bodies])
+        duplicated_chat = len(messages) - len(stored_bodies)
         print(
             f"clients={args.clients} processes=2 seconds={elapsed:.0f} "
             f"words_typed={len(typed)} words_acknowledged={len(acked)}"
