@@ -30,6 +30,10 @@ stack first token p50 2.23 s / p99 3.94 s, turn done p50 4.49 s / p99 6.82 s; ra
 (whole prompt evaluated) first token p50 5.38 s / p99 8.86 s, whole answer 9.60 / 14.72 s.
 Again at load 2.8 -> 2.0: stack first token p50 1.15 s / p99 3.15 s (the first turn), turn
 done p50 2.06 s / p99 4.35 s; raw first token 2.83 / 3.96 s, whole answer 4.87 / 9.85 s.
+2026-12-02, quiet machine (load 0.28 -> 0.73, nothing else running), 10 requests, 1 round:
+warm-up 2.08 s; stack first token p50 0.77 s / p99 1.54 s (the first turn), turn done p50
+1.14 s / p99 2.59 s; raw first token 1.60 / 2.05 s, whole answer 2.47 / 5.09 s; 8 replies and
+2 questions.
 """
 
 from __future__ import annotations
