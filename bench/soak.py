@@ -31,7 +31,11 @@ seen acknowledged (the clients could not read the server's acknowledgements in t
 duplicated 0, but 266 clients still apart from the stored text after the 60 s resync; this
 process used a whole core while each web process used about 20 % of one. That run measured
 the load generator, not the server; the default of ten people per document is what a team
-product sees.
+product sees. Measured the same day with that default (300 clients on 30 documents, 10
+minutes, Redis stopped at 300 s and started 3 s later, load 3.4-4.6, the machine saturated):
+161,033 words typed, every one stored (typed_not_stored 0; 107,059 seen acknowledged within
+the clients' last 3 s), 2,358 chat posts, lost 0, duplicated 0, diverged 0 (settled in 2.4 s),
+676 agent turns all done, one reply each.
 """
 
 from __future__ import annotations
