@@ -27,29 +27,14 @@ from agents.evaluation.metrics import (
     task_success,
 )
 from agents.evaluation.offline import MemoryStore, OfflineAgent
-from agents.evaluation.results import EpisodeResult
 from agents.evaluation.runner import grounded, leaked_content, play_episode, preserved
 from agents.evaluation.scenario import Preference, parse_scenarios
 from agents.evaluation.users import ScriptedUser, asking_limit
 from agents.evaluation.writer import Known, SlotLine, write_document
 from agents.policies import Assumption, Decision, Situation
 from agents.policies.templates import get_template
+from tests.evaluation.results import ep
 from tests.evaluation.v2data import tiny
-
-
-def ep(name: str = "e", **fields) -> EpisodeResult:
-    base = {
-        "policy": "p",
-        "seed": 0,
-        "memory": False,
-        "episode": name,
-        "user": "u",
-        "session": 1,
-        "template": "travel_plan",
-        "needs_clarification": False,
-        "blockers": [],
-    }
-    return EpisodeResult(**{**base, **fields})
 
 
 def test_per_category_ask_rate_and_f1_on_a_hand_computed_case() -> None:

@@ -17,27 +17,11 @@ from agents.evaluation.metrics import (
     summarise,
 )
 from agents.evaluation.offline import OracleSignals
-from agents.evaluation.results import EpisodeResult
 from agents.evaluation.runner import RunConfig, run_offline
 from agents.evaluation.scenario import load_scenarios, parse_scenarios
 from agents.policies import Decision, Situation
 from agents.policies.asking import ask, askable, proceed
-
-
-def ep(name: str = "e", **fields) -> EpisodeResult:
-    base = {
-        "policy": "p",
-        "seed": 0,
-        "memory": False,
-        "episode": name,
-        "user": "u",
-        "session": 1,
-        "template": "travel_plan",
-        "needs_clarification": False,
-        "blockers": [],
-    }
-    return EpisodeResult(**{**base, **fields})
-
+from tests.evaluation.results import ep
 
 # Four episodes: TP, FP, FN, TN.
 CONFUSION = [
