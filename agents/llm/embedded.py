@@ -315,6 +315,7 @@ def embedded_messages(context: Mapping[str, Any]) -> list[BaseMessage]:
         known=tuple((str(label), str(value)) for label, value in grounding.get("known", ())),
         still_open=tuple(str(label) for label in grounding.get("still_open", ())),
         said_before=tuple(body for author, body in chat if author == str(context["agent"])),
+        heard=tuple(body for author, body in chat if author != str(context["agent"])),
     )
     return [
         SystemMessage(content=system),
@@ -333,6 +334,7 @@ def _facts(messages: list[BaseMessage]) -> TurnFacts:
             "known": tuple(tuple(pair) for pair in raw.get("known", ())),
             "still_open": tuple(raw.get("still_open", ())),
             "said_before": tuple(raw.get("said_before", ())),
+            "heard": tuple(raw.get("heard", ())),
         }
     )
 

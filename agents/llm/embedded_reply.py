@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
+from agents.policies.parse_numbers import digits_for_words
+
 MAX_SENTENCES = 3
 MAX_CHARS = 420
 # A reply sharing this much text in one piece with the document is a copy, not an answer.
@@ -95,6 +97,9 @@ class TurnFacts:
     # What this agent already said in the chat: a grounded sentence it said before is not
     # said again (every free-form reply would otherwise open with the same goal sentence).
     said_before: tuple[str, ...] = ()
+    # What people said in the recent chat: a number the reply states must come from somewhere
+    # the turn was shown (``unsupported_numbers``).
+    heard: tuple[str, ...] = ()
 
 
 @dataclass
@@ -378,6 +383,45 @@ def without_pleasantries(text: str, facts: TurnFacts) -> str:
     return text[:1].upper() + text[1:] if text else ""
 
 
+# A number in digits, with thousands separators or decimals ("6,000", "1.5", "12").
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _numbers(text: str) -> set[str]:
+    """The numbers ``text`` states, words included ("twelve" -> "12"), as plain digits: "6,000"
+    and "6000" are the same number; "1.5" keeps its decimals."""
+    found = set()
+    for match in _NUMBER.finditer(digits_for_words(text)):
+        token = match.group()
+        if re.fullmatch(r"\d{1,3}(?:[.,]\d{3})+", token):  # 6,000 or 6.000
+            token = re.sub(r"[.,]", "", token)
+        found.add(token.replace(",", ".").lstrip("0") or "0")
+    return found
+
+
+def unsupported_numbers(sentence: str, facts: TurnFacts) -> set[str]:
+    """The numbers ``sentence`` states that appear nowhere the turn was shown (title, goal,
+    request, document, people's recent chat, the values it read): what a small model makes up
+    ("a 3-day training with 20 people" for a two-day training of 8, "600 euros" for 6000)."""
+    shown = " \n ".join(
+        [
+            facts.title,
+            facts.goal,
+            facts.request,
+            facts.document,
+            *facts.heard,
+            *(f"{label} {value}" for label, value in facts.known),
+        ]
+    )
+    return _numbers(sentence) - _numbers(shown)
+
+
+def without_invented_numbers(text: str, facts: TurnFacts) -> str:
+    """``text`` without the sentences that state a number the turn was never shown."""
+    sentences = [m.group().strip() for m in re.finditer(r"[^.!?]+(?:[.!?]+|$)", text)]
+    return " ".join(s for s in sentences if s and not unsupported_numbers(s, facts))
+
+
 def could_not(facts: TurnFacts, *, reason: str = "") -> Reply:
     """The honest answer when the small model produced nothing usable (never retried: the same
     prompt fails the same way)."""
@@ -433,6 +477,10 @@ def finish(raw: str, facts: TurnFacts) -> Reply:
     if plain != text:
         problems.append("greetings or pleasantries removed")
     text = plain
+    checked = without_invented_numbers(text, facts)
+    if checked != text:
+        problems.append("sentences with numbers the task never gave removed")
+    text = checked
     unusable = ""
     if len(_WORD.findall(text)) < 2:  # "Try Alfama." is an answer; "Sure." is not
         unusable = "no whole sentence"

@@ -296,3 +296,49 @@ def test_the_grounded_reply_keeps_to_the_length_and_whole_sentences() -> None:
     assert len(reply.text) <= MAX_CHARS
     assert reply.text.endswith(".")
     assert reply.text.count("item ") == 5  # at most five known values, never all of them
+
+
+TRAINING = TurnFacts(
+    requester="ana",
+    people=("ana", "ben"),
+    request="plan it",
+    agent="Assistant",
+    title="Team training",
+    goal="Plan a two-day team training for 8 people in Porto, budget 6,000 EUR.",
+)
+
+
+@pytest.mark.parametrize(
+    "invented",
+    [
+        "It is a 3-day training session with 20 people.",  # two-day, 8 people
+        "You have a budget of 600 euros for it.",  # 6,000
+        "Twelve people can join the training.",  # a number in words
+    ],
+)
+def test_a_sentence_stating_a_number_the_task_never_gave_is_dropped(invented: str) -> None:
+    reply = finish(f"Porto is a good place for it. {invented}", TRAINING)
+    assert "Porto is a good place for it." in reply.text
+    assert invented not in reply.text
+    assert "sentences with numbers the task never gave removed" in reply.problems
+
+
+@pytest.mark.parametrize(
+    "supported",
+    [
+        "Two days are enough for 8 people.",  # words and digits of the goal
+        "A budget of 6000 EUR covers the venue.",  # without the thousands separator
+        "Ben said 14 of them come by train.",  # from the chat
+    ],
+)
+def test_a_sentence_whose_numbers_come_from_the_task_or_the_chat_is_kept(supported: str) -> None:
+    facts = TurnFacts(**{**TRAINING.__dict__, "heard": ("14 of us come by train",)})
+    reply = finish(supported, facts)
+    assert supported in reply.text
+    assert "sentences with numbers the task never gave removed" not in reply.problems
+
+
+def test_a_reply_whose_only_sentence_invents_a_number_falls_back_to_what_the_turn_knows() -> None:
+    reply = finish("The training lasts 5 days.", TRAINING)
+    assert "5 days" not in reply.text
+    assert "two-day team training for 8 people" in reply.text  # the grounded goal sentence
