@@ -35,8 +35,8 @@ STOP_MARKERS = (" - ", "Reply to ", "Chat:", "<<<", ">>>", "Task:", "Document:")
 # What the embedded model can do, in the panel's words, when it was never measured; otherwise
 # ``describe_capabilities`` says it from bench/embedded_kinds.py's figures.
 CAPABILITIES = (
-    "short replies and questions in the chat; it does not edit the document, "
-    "make suggestions or remember preferences"
+    "It manages short replies and questions in the chat; it does not edit the document, "
+    "make suggestions or remember preferences."
 )
 KIND_WORDS = {
     "reply": "short replies in the chat",
@@ -45,7 +45,7 @@ KIND_WORDS = {
     "edit": "direct document edits",
 }
 # What the turn engine lets it do whatever the figures: one reply or one question a turn.
-NEVER_ASKED = "it is never asked to edit the document, make suggestions or remember preferences"
+NEVER_ASKED = "It is never asked to edit the document, make suggestions or remember preferences."
 
 
 def _and(items: list[str], word: str = "and") -> str:
@@ -53,10 +53,10 @@ def _and(items: list[str], word: str = "and") -> str:
 
 
 def describe_capabilities(figures: dict[str, Any] | None) -> str:
-    """What the embedded model can do, from the measured figures (``agents/llm/
-    embedded_capabilities.json``, written by bench/embedded_kinds.py): the kinds it did
-    reliably, those it did not, each with its count, completing "it manages ...". Without
-    figures, ``CAPABILITIES``."""
+    """What the embedded model can do, in whole sentences for the agents panel, from the
+    measured figures (``agents/llm/embedded_capabilities.json``, written by
+    bench/embedded_kinds.py): the kinds it did reliably and those it did not, each with its
+    count. Without figures, ``CAPABILITIES``."""
     kinds = (figures or {}).get("kinds")
     if not isinstance(kinds, dict) or not kinds:
         return CAPABILITIES
@@ -68,10 +68,13 @@ def describe_capabilities(figures: dict[str, Any] | None) -> str:
             continue
         said = f"{words} ({row['usable']} of {row['of']} usable)"
         (good if row.get("reliable") else poor).append(said)
-    text = _and(good) if good else "nothing reliably"
-    if poor:
-        text += f"; it is unreliable at {_and(poor)}"
-    return f"{text}, in varied requests measured on this model; {NEVER_ASKED}"
+    measured = "Measured on varied requests"
+    if good:
+        text = f"{measured}, it manages {_and(good)}"
+        text += f"; it is unreliable at {_and(poor)}." if poor else "."
+    else:
+        text = f"{measured}, it manages no kind of work reliably: {_and(poor)}."
+    return f"{text} {NEVER_ASKED}"
 
 
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
@@ -266,7 +269,7 @@ def _address(text: str, facts: TurnFacts) -> str:
     first = text.split(" ", 1)[0]
     # "The hotel ..." -> "bob, the hotel ...", but "Porto is ..." keeps its capital: only a
     # word that is capitalised for opening the sentence is lowered.
-    lower = first.strip(",.;:!?").lower() in _SENTENCE_OPENERS
+    lower = re.split(r"['\u2019]", first.strip(",.;:!?").lower())[0] in _SENTENCE_OPENERS
     return f"{who}, {text[:1].lower() + text[1:] if lower else text}"
 
 

@@ -186,7 +186,7 @@ FIGURES = {
 
 def test_the_panel_says_what_the_model_did_reliably_from_the_measured_figures() -> None:
     text = describe_capabilities(FIGURES)
-    assert text.startswith("short replies in the chat (18 of 20 usable);")
+    assert text.startswith("Measured on varied requests, it manages short replies in the chat (18")
     assert "unreliable at questions (9 of 20 usable), document suggestions" in text
     assert "direct document edits (0 of 20 usable)" in text
 
@@ -194,11 +194,15 @@ def test_the_panel_says_what_the_model_did_reliably_from_the_measured_figures() 
 def test_other_figures_say_other_things() -> None:
     both = {**FIGURES["kinds"], "ask": {"usable": 17, "of": 20, "reliable": True}}
     text = describe_capabilities({"kinds": both})
-    assert text.startswith("short replies in the chat (18 of 20 usable) and ")
+    assert text.startswith(
+        "Measured on varied requests, it manages short replies in the chat (18 of 20 usable) and "
+    )
     assert "questions (17 of 20" in text.split(";")[0]
     assert describe_capabilities(None) == CAPABILITIES  # never measured: the plain words
     nothing = {k: {**v, "reliable": False} for k, v in FIGURES["kinds"].items()}
-    assert describe_capabilities({"kinds": nothing}).startswith("nothing reliably;")
+    text = describe_capabilities({"kinds": nothing})
+    assert text.startswith("Measured on varied requests, it manages no kind of work reliably: ")
+    assert text.endswith("remember preferences.")  # whole sentences, for the panel
 
 
 def test_the_shipped_figures_are_the_benchs_and_are_what_the_panel_says() -> None:
@@ -342,3 +346,9 @@ def test_a_reply_whose_only_sentence_invents_a_number_falls_back_to_what_the_tur
     reply = finish("The training lasts 5 days.", TRAINING)
     assert "5 days" not in reply.text
     assert "two-day team training for 8 people" in reply.text  # the grounded goal sentence
+
+
+def test_a_reply_opening_with_it_s_is_addressed_with_a_lower_case_opener() -> None:
+    reply = finish("It's worth booking the venue first.", FACTS)
+    assert reply.text.endswith("it's worth booking the venue first.")
+    assert "It's" not in reply.text

@@ -185,7 +185,7 @@ def test_embedded_model_turns_say_a_stronger_model_can_be_configured(
     )
     page = as_user(bob).get(reverse("tasks:detail", args=[task.pk]))
     assert b"answered by SmolLM2-135M-Instruct (embedded, small)" in page.content
-    assert f"it manages {embedded.capabilities()}".encode() in page.content  # measured
+    assert f"answered. {embedded.capabilities()}".encode() in page.content  # measured
     assert b"An administrator can set up a stronger model on the Models page" in page.content
 
 

@@ -50,7 +50,7 @@ def test_a_fresh_workspace_has_a_teammate_that_answers_a_mention_in_whole_senten
     text = reply.locator(".body").inner_text().strip()
     assert re.search(r"[.!?]$", text), text  # a whole sentence, never cut mid-word
     expect(card.get_by_test_id("answered-by")).to_contain_text("SmolLM2", timeout=MODEL_MS)
-    expect(card).to_contain_text(f"it manages {embedded.capabilities()}")  # measured figures
+    expect(card).to_contain_text(f"answered. {embedded.capabilities()}")  # measured figures
 
     # The Ask box: the prompt becomes ana's chat message, the agent mentioned.
     card.get_by_label("Request for Assistant").fill("what does a hotel in Alfama cost?")
