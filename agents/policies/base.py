@@ -315,6 +315,8 @@ class Situation:
     needs_slots: bool = True
     # Slots the agent already asked about in this task and nobody answered: never asked again.
     asked_before: tuple[str, ...] = ()
+    # Model signals not believed (they contradicted a sure detector reading), one line each.
+    ignored_signals: tuple[str, ...] = ()
 
     def slot(self, name: str) -> SlotState | None:
         for state in self.slots:
@@ -340,6 +342,7 @@ class Situation:
             "ambiguities": [a.to_dict() for a in self.ambiguities],
             "needs_slots": self.needs_slots,
             "asked_before": list(self.asked_before),
+            "ignored_signals": list(self.ignored_signals),
         }
 
     @classmethod
@@ -370,6 +373,7 @@ class Situation:
             ),
             needs_slots=bool(data.get("needs_slots", True)),
             asked_before=tuple(str(s) for s in data.get("asked_before", ())),
+            ignored_signals=tuple(str(s) for s in data.get("ignored_signals", ())),
         )
 
 

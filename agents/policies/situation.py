@@ -15,6 +15,10 @@ Where a slot's value comes from (the first that states it wins):
    the request, else "model": a guess, never an answer). An extracted value that contradicts
    what a detector read with high confidence is ignored (and said so in `ignored_signals`).
 
+The model's rating and sampled readings are then checked against the detectors' sure readings
+(`signal_checks.screen_signals`): what contradicts them is ignored, and said so in
+`ignored_signals` too.
+
 A reading weaker than ANSWER_THRESHOLD is kept as a guess (source "model"), so a policy may
 still ask about it. Memory is read as data (`MemoryFact`), never parsed back from prose.
 """
@@ -37,6 +41,7 @@ from agents.policies.base import (
 from agents.policies.detect import detect, normalise
 from agents.policies.memory_facts import MemoryFact
 from agents.policies.scoring import sampled_slot_names
+from agents.policies.signal_checks import DETECTOR_TRUST, screen_signals
 from agents.policies.signals import SlotExtraction
 from agents.policies.situation_sources import (
     ANSWER_THRESHOLD,
@@ -56,8 +61,6 @@ log = logging.getLogger(__name__)
 
 MEMORY_CONFIDENCE_CAP = 0.9
 MODEL_CONFIDENCE_CAP = 0.9
-# A detector reading at least this sure is not overruled by the model's extraction.
-DETECTOR_TRUST = 0.8
 
 
 # --- the situation -------------------------------------------------------------------------
@@ -233,12 +236,17 @@ def build_situation(
             )
 
     slots = tuple(states.get(spec.name, SlotState(spec=spec)) for spec in specs)
+    unsure = {c.slot for c in conflicts} | {a.slot for a in ambiguities}
+    signals, screened = screen_signals(signals, slots, unsure=unsure, today=today)
+    if screened:
+        log.info("model signals ignored: %s", "; ".join(screened))
     asked = asked_before(specs, agent_messages)
     return Situation(
         request=request,
         template=template.kind if template else None,
         slots=slots,
         signals=signals,
+        ignored_signals=(*(f"extraction: {line}" for line in ignored), *screened),
         budget=budget or AskingBudget(),
         timed_out=timed_out,
         changes_in_episode=changes_in_episode,
