@@ -166,6 +166,14 @@ def normalise(value: str, spec: SlotSpec, *, today: date) -> str | None:
     return value[:120]
 
 
+# Where a labelled value ends: a sentence's point or a comma (not inside "1,500"), "and", "but".
+_VALUE_END = r"(?<=[^\d])[.,](?:\s|$)|\s+(?:and|but)\s+"
+# A list of people goes on over commas and "and" ("Attendees: Zoë, Søren and Mei Lin"): it ends
+# at a point, at a comma before a lower-case word ("Zoë and Søren, then lunch") or at "but".
+_LOWER = "".join(chr(c) for c in range(0x61, 0x530) if chr(c).islower())
+_PEOPLE_END = rf"(?<=[^\d])\.(?:\s|$)|,\s*(?=[{_LOWER}])|\s+but\s+"
+
+
 def find_labelled(text: str, spec: SlotSpec, *, today: date) -> list[_Found]:
     """Values given as "label: value" (also "label = value", "label is value")."""
     labels = [spec.name, spec.name.replace("_", " "), spec.label, *spec.aliases]
@@ -177,7 +185,7 @@ def find_labelled(text: str, spec: SlotSpec, *, today: date) -> list[_Found]:
         text,
         re.IGNORECASE | re.MULTILINE,
     ):
-        raw = re.split(r"(?<=[^\d])[.,](?:\s|$)|\s+(?:and|but)\s+", m["v"])[0]
+        raw = re.split(_PEOPLE_END if spec.type == "person" else _VALUE_END, m["v"])[0]
         value = normalise(raw, spec, today=today)
         if value is not None:
             found.append(_Found(value, 0.95, m.start("v"), m.end("v"), m[0]))

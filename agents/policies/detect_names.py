@@ -129,13 +129,23 @@ def find_people(text: str, spec: SlotSpec) -> list[_Found]:
     name = rf"{_NAME_WORD}(?:\s+{_NAME_WORD})?"
     found: list[_Found] = []
     for m in re.finditer(
-        rf"\b(?i:{term_re(cues)})\s+(?P<names>{name}(?:\s*(?:,|(?i:and)|&)\s*{name})*)", text
+        rf"\b(?P<cue>(?i:{term_re(cues)}))\s+(?P<names>{name}(?:\s*(?:,|(?i:and)|&)\s*{name})*)",
+        text,
     ):
-        names = [n.strip() for n in re.split(r"\s*(?:,|\band\b|&)\s*", m["names"]) if n.strip()]
+        start = m.start("names")
+        if m["cue"].casefold() == "and":  # "Zoë and Søren": the list began before the cue
+            before = re.search(
+                rf"(?<![\w@])(?P<lead>{name}(?:\s*,\s*{name})*)\s+$", text[: m.start()]
+            )
+            if before is not None and _is_name(before["lead"]):
+                start = before.start("lead")
+        listed = text[start : m.end("names")]
+        names = [n.strip() for n in re.split(r"\s*(?:,|\band\b|&)\s*", listed) if n.strip()]
         names = [_trim_name(n) for n in names if _is_name(n)]
         names = [n for n in names if n]
         if names:
-            found.append(_Found(", ".join(names), 0.7, m.start("names"), m.end("names"), m[0]))
+            evidence = m[0] if start == m.start("names") else text[start : m.end()]
+            found.append(_Found(", ".join(names), 0.7, start, m.end("names"), evidence))
     # "with the design team", "with our board": a group of people named by what it is
     for m in re.finditer(
         rf"\b(?i:{term_re(cues)})\s+(?P<group>(?i:the|our|my|their)\s+(?:[^\W\d_]+\s+){{0,2}}"

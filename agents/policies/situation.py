@@ -26,6 +26,7 @@ still ask about it. Memory is read as data (`MemoryFact`), never parsed back fro
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from datetime import date
 
@@ -39,6 +40,7 @@ from agents.policies.base import (
     SlotState,
 )
 from agents.policies.detect import detect, normalise
+from agents.policies.detect_words import MONTHS
 from agents.policies.memory_facts import MemoryFact
 from agents.policies.scoring import sampled_slot_names
 from agents.policies.signal_checks import DETECTOR_TRUST, screen_signals
@@ -54,6 +56,7 @@ from agents.policies.situation_sources import (
     memory_slot_values,
     request_needs_slots,
     same,
+    unlabelled_item,
 )
 from agents.policies.templates import TaskTemplate
 
@@ -61,6 +64,9 @@ log = logging.getLogger(__name__)
 
 MEMORY_CONFIDENCE_CAP = 0.9
 MODEL_CONFIDENCE_CAP = 0.9
+# An earlier chat message's "tomorrow" or "on Friday" is read against the request's day, not the
+# message's own: a guess (below ANSWER_THRESHOLD), never an answer.
+RELATIVE_CHAT_DATE_CONFIDENCE = 0.4
 
 
 # --- the situation -------------------------------------------------------------------------
@@ -71,6 +77,33 @@ def _without_skeleton(document: str, skeleton: str) -> str:
     them ("## Working title", "## Learning goal"), and they state nothing anyone said."""
     scaffold = {line.strip() for line in skeleton.splitlines() if line.strip()}
     return "\n".join(line for line in document.splitlines() if line.strip() not in scaffold)
+
+
+def _without_title(document: str, goal: str) -> str:
+    """The document without headings that repeat the task's title or goal ("# Meeting brief
+    for Hiroshi"): they were read as the goal already, where a person's name in them is known
+    to say who the work is for, not what it is about."""
+    said = squash(goal)
+
+    def repeats(line: str) -> bool:
+        m = _HEADING.match(line)
+        return m is not None and bool(squash(m[1])) and squash(m[1]) in said
+
+    return "\n".join(line for line in document.splitlines() if not repeats(line))
+
+
+_HEADING = re.compile(r"^\s*#{1,6}\s+(.+?)\s*#*\s*$")
+# A day named relative to when a message was written ("tomorrow", "on Friday", "next week"):
+# an earlier chat message's own date is unknown here, so such a reading is only a guess.
+_ANCHORED_DATE = re.compile(
+    r"\b(?:" + "|".join(MONTHS) + r")\b|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/.]\d{1,2}\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)\b",
+    re.IGNORECASE,
+)
+
+
+def squash(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
 
 
 def build_situation(
@@ -141,14 +174,27 @@ def build_situation(
 
     for name, hit in detect(request, specs, today=today).items():
         add(name, Candidate(hit.value, "request", hit.confidence, "your message", hit.evidence))
+    from_request = frozenset(
+        n for n, cs in candidates.items() if any(c.confidence >= ANSWER_THRESHOLD for c in cs)
+    )
+    leftover = unlabelled_item(
+        request, specs, today=today, stated=from_request, people=frozenset(names_of_people)
+    )
+    if leftover is not None:
+        add(leftover[0], Candidate(leftover[1], "request", 0.6, "your message", leftover[1]))
     if goal.strip():
         for name, hit in detect(goal, specs, today=today).items():
             add(name, Candidate(hit.value, "request", hit.confidence, "the goal", hit.evidence))
     for message in reversed(chat):
         for name, hit in detect(message, specs, today=today).items():
-            add(name, Candidate(hit.value, "chat", hit.confidence, "the chat", hit.evidence))
+            confidence = hit.confidence
+            if by_name[name].type == "date" and not _ANCHORED_DATE.search(hit.evidence):
+                confidence = min(confidence, RELATIVE_CHAT_DATE_CONFIDENCE)
+            add(name, Candidate(hit.value, "chat", confidence, "the chat", hit.evidence))
     if template is not None and template.skeleton:
         document = _without_skeleton(document, template.skeleton)
+    if goal.strip():
+        document = _without_title(document, goal)
     if document.strip():
         given = frozenset(
             n for n, cs in candidates.items() if any(c.confidence >= ANSWER_THRESHOLD for c in cs)

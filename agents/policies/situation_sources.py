@@ -200,11 +200,11 @@ def document_candidates(
                     )
                 )
     # A "Label: value" line no slot's label names ("Scope: climate change.") answers the one
-    # required free-text slot still open, if there is exactly one.
+    # required free-text slot (text, people, a place) still open, if there is exactly one.
     open_text = [
         s
         for s in specs
-        if s.type in ("text", "person")
+        if s.type in ("text", "person", "place")
         and s.required
         and not sure(s.name)
         and s.name not in stated  # the request already gives it
@@ -225,6 +225,44 @@ def document_candidates(
                 ]
                 break
     return {name: sorted(found_, key=lambda c: -c.confidence) for name, found_ in found.items()}
+
+
+def unlabelled_item(
+    request: str,
+    specs: Sequence[SlotSpec],
+    *,
+    today: date,
+    stated: frozenset[str] = frozenset(),
+    people: frozenset[str] = frozenset(),
+) -> tuple[str, str] | None:
+    """A terse request that lists its values after a colon ("Postmortem please: payments API,
+    8 March 2027, SEV3, down twelve minutes"): when every item but one reads as another slot's
+    value and exactly one required free-text slot (text, people, a place) is still open, the
+    item left over is that slot's value. (slot name, value), or None."""
+    listed = re.search(r":\s*(?P<items>[^:\n]+)$", request.strip())
+    if listed is None:
+        return None
+    # items end at a semicolon or a comma before a space (not inside "CHF 1,500")
+    parts = re.split(r"\s*(?:;|,(?=\s|$))\s*", listed["items"])
+    items = [i.strip(" .!") for i in parts if re.search(r"[^\W\d_]", i)]
+    open_slots = [
+        s
+        for s in specs
+        if s.type in ("text", "person", "place") and s.required and s.name not in stated
+    ]
+    if len(items) < 3 or len(open_slots) != 1:
+        return None
+    others = [s for s in specs if s is not open_slots[0]]
+    left = [
+        item
+        for item in items
+        if not detect(item, others, today=today)
+        and not re.search(r"(?i)\b(?:please|thanks?|thank you)\b", item)
+        and item.casefold() not in people
+    ]
+    if len(left) != 1 or not 1 <= len(left[0].split()) <= 6:
+        return None
+    return open_slots[0].name, left[0]
 
 
 # --- memory --------------------------------------------------------------------------------

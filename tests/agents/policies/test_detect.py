@@ -254,3 +254,29 @@ def test_today_as_the_wish_for_the_work_is_only_a_guess_at_a_date():
     today = date(2027, 3, 1)
     assert find_dates("No rush, but today would be lovely.", today=today)[0].confidence < 0.5
     assert find_dates("The outage happened today.", today=today)[0].confidence >= 0.9
+
+
+def test_a_labelled_list_of_people_keeps_every_name_however_it_is_joined():
+    meeting = get_template("meeting_brief").slots
+
+    def attendees(text: str) -> str:
+        return detect(text, meeting, today=TODAY)["attendees"].value
+
+    assert attendees("Attendees: Zoë and Søren") == "Zoë, Søren"
+    assert attendees("Attendees: Olúmìdé Bello, Łukasz & Mei Lin 林美. Lunch after.") == (
+        "Olúmìdé Bello, Łukasz, Mei Lin 林美"
+    )
+    # the list ends before a lower-case clause
+    assert attendees("Attendees: Zoë and Søren, then lunch") == "Zoë, Søren"
+
+
+def test_names_joined_by_a_cue_word_keep_the_name_before_it():
+    spec = SlotSpec(name="attendees", type="person", cues=("with", "and"))
+
+    def people(text: str) -> str:
+        return detect(text, [spec], today=TODAY)["attendees"].value
+
+    assert people("Scope: Zoë and Søren.") == "Zoë, Søren"
+    assert people("Øystein, Łukasz and Ana will come") == "Øystein, Łukasz, Ana"
+    # a weekday before "and" is no name
+    assert people("Notes from Monday and Ana") == "Ana"

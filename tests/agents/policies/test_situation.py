@@ -9,7 +9,7 @@ from agents.policies.memory_facts import MemoryFact
 from agents.policies.signals import ExtractedSlot, SlotExtraction
 from agents.policies.situation import build_situation
 from agents.policies.situation_sources import asking_preference
-from agents.policies.templates import get_template
+from agents.policies.templates import get_template, parse_template
 
 TODAY = date(2026, 3, 2)
 TRAVEL = get_template("travel_plan")
@@ -247,3 +247,121 @@ def test_a_title_naming_who_the_work_is_for_is_no_value_and_no_conflict():
     )
     assert not situation.conflicts
     assert situation.slot("purpose").value == "budget cuts"
+
+
+def test_a_heading_that_repeats_the_task_title_is_not_read_as_a_value():
+    meeting = get_template("meeting_brief")
+
+    situation = build_situation(
+        request="Prepare a meeting brief: on 25 March 2027; with Hiroshi and Mei.",
+        template=meeting,
+        goal="Meeting brief for Hiroshi",
+        document="# Meeting brief for Hiroshi\n\nScope: the office move.\n",
+        people=["Hiroshi Tanaka"],
+        today=TODAY,
+    )
+
+    purpose = situation.slot("purpose")
+    assert purpose is not None
+    assert (purpose.value, purpose.source) == ("the office move", "document")
+
+
+def test_a_relative_day_in_an_earlier_chat_message_is_only_a_guess():
+    meeting = get_template("meeting_brief")
+
+    situation = build_situation(
+        request="Prepare a meeting brief about the Q3 roadmap with Olúmìdé and Fatima.",
+        template=meeting,
+        chat=["Hi Olúmìdé, I'll review this one tomorrow."],
+        document="# Brief\n\nWe settled on 15 May 2026.\n",
+        today=TODAY,
+    )
+    dated_in_chat = build_situation(
+        request="Prepare a meeting brief about the Q3 roadmap with Olúmìdé and Fatima.",
+        template=meeting,
+        chat=["Let's meet on 12 March, in Kraków."],
+        today=TODAY,
+    )
+
+    meeting_date = situation.slot("meeting_date")
+    assert meeting_date is not None
+    assert (meeting_date.value, meeting_date.source) == ("2026-05-15", "document")
+    assert dated_in_chat.slot("meeting_date").source == "chat"  # type: ignore[union-attr]
+
+
+def test_an_unlabelled_line_gives_the_one_open_place():
+    invitation = parse_template(
+        {
+            "kind": "party_invite",
+            "title": "Invitation",
+            "keywords": ["invitation"],
+            "slots": [
+                {"name": "event_date", "type": "date", "question": "When?"},
+                {"name": "venue", "type": "place", "question": "Where?", "cues": ["at"]},
+                {"name": "guests", "type": "number", "question": "How many?", "units": ["guests"]},
+            ],
+        }
+    )
+
+    situation = build_situation(
+        request="I need an invitation, on 2026-05-09, for 20 guests.",
+        template=invitation,
+        document="# Invitation\n\nScope: Gamla Stan hall.\n",
+        today=TODAY,
+    )
+
+    venue = situation.slot("venue")
+    assert venue is not None
+    assert (venue.value, venue.source) == ("Gamla Stan hall", "document")
+
+
+def test_the_one_item_of_a_terse_list_no_other_slot_reads_is_the_open_free_text_value():
+    incident = parse_template(
+        {
+            "kind": "outage_report",
+            "title": "Outage report",
+            "keywords": ["outage"],
+            "slots": [
+                {"name": "incident_date", "type": "date", "question": "When?"},
+                {"name": "service", "type": "text", "question": "Which service?"},
+                {"name": "severity", "type": "choice", "choices": ["SEV1", "SEV2"]},
+                {"name": "duration_minutes", "type": "number", "units": ["minutes"]},
+            ],
+        }
+    )
+
+    def service(request: str) -> str | None:
+        state = build_situation(request=request, template=incident, today=TODAY).slot("service")
+        return state.value if state is not None and state.answered else None
+
+    assert service(
+        "Outage report please: Überweisungs-API, 8 March, SEV1, down twelve minutes."
+    ) == ("Überweisungs-API")
+    # two items left over: nothing to choose from
+    assert service("Outage report: Zahlungs-API, Kafka, 8 March 2026, SEV1.") is None
+    # not a list after a colon
+    assert service("Outage report for 8 March 2026, SEV1, twelve minutes.") is None
+
+
+def test_an_amount_with_a_thousands_comma_is_one_item_of_a_terse_list():
+    jobs = parse_template(
+        {
+            "kind": "job_advert",
+            "title": "Job advert",
+            "keywords": ["job"],
+            "slots": [
+                {"name": "role", "type": "text", "question": "Which role?", "cues": ["for a"]},
+                {"name": "location", "type": "place", "question": "Where?", "cues": ["in"]},
+                {"name": "salary", "type": "money", "question": "Pay?", "aliases": ["pay"]},
+            ],
+        }
+    )
+
+    situation = build_situation(
+        request="Write a job posting: for a site reliability engineer; paying CHF 1,500.",
+        template=jobs,
+        today=TODAY,
+    )
+
+    location = situation.slot("location")
+    assert location is None or not location.answered
