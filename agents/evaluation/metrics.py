@@ -94,6 +94,14 @@ def preference_by_session(results: Sequence[EpisodeResult]) -> dict[int, dict[st
     return table
 
 
+def adherence_from_second_session(results: Sequence[EpisodeResult]) -> float | None:
+    """First-attempt preference adherence in each person's sessions 2 and later: the share of
+    (episode, preference in force, in scope, not exempt, with a check) that the episode's first
+    document satisfies, once memory has had a session to learn from."""
+    checks = [ok for r in results if r.session >= 2 for ok in r.first_attempt.values()]
+    return ratio(sum(checks), len(checks))
+
+
 def recovery(results: Sequence[EpisodeResult]) -> dict[str, float | None]:
     """After a preference changes (from a given session on): the number of that person's
     episodes, counting the first one under the new preference, until an episode's first
@@ -288,6 +296,7 @@ def summarise(results: Sequence[EpisodeResult], *, seeds: int = 1) -> dict[str, 
             sum(r.suggestions_accepted for r in results), sum(r.suggestions for r in results)
         ),
         "preference_adherence": ratio(sum(first_checks), len(first_checks)),
+        "adherence_from_second_session": adherence_from_second_session(results),
         "by_session": preference_by_session(results),
         **recovery(results),
         **feedback_counts(results),
@@ -328,6 +337,7 @@ MAIN_METRICS: tuple[tuple[str, str, bool], ...] = (
     ("suggestion_acceptance", "suggestion acceptance", True),
     ("preference_adherence", "preference adherence (1st attempt)", True),
     ("final_preference_adherence", "preference adherence (final)", True),
+    ("adherence_from_second_session", "preference adherence from session 2 (1st attempt)", True),
     ("redundant_questions", "redundant question targets", False),
     ("question_grounding", "question grounding", True),
     ("contradictions_noticed", "contradictions noticed", True),

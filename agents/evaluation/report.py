@@ -94,6 +94,8 @@ HEADLINE = (
     ("document_preservation", "doc kept"),
 )
 EXTRA = (
+    ("silent_wrong_guesses", "silent wrong / ep."),
+    ("adherence_from_second_session", "pref. adherence from session 2 (1st attempt)"),
     ("values_right", "values right"),
     ("question_grounding", "grounding"),
     ("contradictions_noticed", "contradictions noticed"),

@@ -9,6 +9,7 @@ import pytest
 
 from agents.evaluation.checks import passes
 from agents.evaluation.metrics import (
+    adherence_from_second_session,
     ask_scores,
     asking_budget_adherence,
     blocker_recall,
@@ -122,6 +123,19 @@ def test_contradictions_noticed_is_the_share_of_conflicts_asked_about_or_assumed
     results = [ep("a", conflicts=1, conflicts_noticed=1), ep("b", conflicts=2)]
     assert contradictions_noticed(results) == pytest.approx(1 / 3)
     assert contradictions_noticed([ep("c")]) is None
+
+
+def test_adherence_from_the_second_session_counts_first_documents_after_session_one() -> None:
+    results = [
+        ep("a", session=1, first_attempt={"p": False, "q": False}),  # not counted
+        ep("b", session=2, first_attempt={"p": True, "q": False}, final={"p": True, "q": True}),
+        ep("c", session=3, first_attempt={"p": True}),
+    ]
+    # 2 of the 3 checks of sessions 2 and 3 pass at the first attempt (a fix after a
+    # restatement does not count)
+    assert adherence_from_second_session(results) == pytest.approx(2 / 3)
+    assert adherence_from_second_session(results[:1]) is None
+    assert adherence_from_second_session([replace(results[1], first_attempt={"p": False})]) == 0
 
 
 def test_asking_budget_adherence_counts_question_messages_against_the_preference() -> None:
