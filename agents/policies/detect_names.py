@@ -163,9 +163,14 @@ def find_people(text: str, spec: SlotSpec) -> list[_Found]:
 
 
 # Where a free-text value ends: a clause word, punctuation (not the point of "8.6"), the end.
-# "in"/"at" before a capitalised name stay in the value ("café culture in Zürich").
+# "in"/"at" before a capitalised name stay in the value ("café culture in Zürich"); so does
+# "for" before the period the thing is for ("hiring plan for spring", "the roadmap for 2027").
+_PERIOD = (
+    r"(?:the\s+)?(?:spring|summer|autumn|fall|winter|q[1-4]|h[12]|\d{4}\b|next\s+(?:year|quarter)"
+    r"|this\s+(?:year|quarter))"
+)
 _TEXT_STOP = (
-    rf"(?=\s+(?:for|with|by|(?:in|at)(?!\s+(?-i:[{_UPPER}]))|from|before|after|next|this|that|which|"
+    rf"(?=\s+(?:for(?!\s+{_PERIOD}(?:\s*(?:[,;:!?\n]|[.](?!\d)|$)|\s+(?:with|by|and|from)\b))|with|by|(?:in|at)(?!\s+(?-i:[{_UPPER}]))|from|before|after|next|this|that|which|"
     r"so|and then|due|starting|on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
     r"|\d+|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b))"
     r"\b|[;:!?\n]|[.,](?!\d)|$)"

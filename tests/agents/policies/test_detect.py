@@ -280,3 +280,17 @@ def test_names_joined_by_a_cue_word_keep_the_name_before_it():
     assert people("Øystein, Łukasz and Ana will come") == "Øystein, Łukasz, Ana"
     # a weekday before "and" is no name
     assert people("Notes from Monday and Ana") == "Ana"
+
+
+def test_a_topic_keeps_the_period_it_is_for_but_not_the_people_it_is_for():
+    meeting = get_template("meeting_brief").slots
+
+    def purpose(text: str) -> str:
+        return detect(text, meeting, today=TODAY)["purpose"].value
+
+    assert purpose("A brief about the hiring plan for spring.") == "the hiring plan for spring"
+    assert purpose("About the Straßenbahn roadmap for 2027 with Zoë") == (
+        "the Straßenbahn roadmap for 2027"
+    )
+    assert purpose("About the budget for the board.") == "the budget"
+    assert purpose("About the café for the summer issue.") == "the café"
