@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from agents import profiles
+from agents.llm import embedded
 from agents.models import ModelProfile, Provider
 from tests.agents.openai_server import closed_port, llama_server  # noqa: F401
 
@@ -38,6 +39,8 @@ def test_only_site_administrators_see_the_models_page(
     page = as_user(staff).get(reverse("agents:models"))
     assert page.status_code == 200
     assert b"Built-in small model" in page.content
+    # what the built-in model can do, in the measured figures' whole sentences
+    assert f"Runs on this server. {embedded.capabilities()}</td>".encode() in page.content
 
 
 def test_an_administrator_adds_an_openai_compatible_endpoint_by_key_variable(
