@@ -29,7 +29,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet
 
-from agents.evaluation.checks import passes
+from agents.evaluation.checks import adheres, passes
 from agents.evaluation.models import OracleTask
 from agents.evaluation.results import EpisodeResult
 from agents.evaluation.runner import RunConfig, RunOutput, _owner_marks, start_episode
@@ -354,7 +354,9 @@ def play_app_episode(
             first = output
             result.first_action = output.action
             result.first_attempt = {
-                p.id: passes(p.check, output.document) for p in preferences if p.check is not None
+                p.id: adheres(p.check, output.document, before=episode.task.document)
+                for p in preferences
+                if p.check is not None
             }
             stated = {
                 a["slot"]

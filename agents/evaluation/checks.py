@@ -7,6 +7,7 @@ document satisfies it. Pure Python, no Django.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,6 +54,12 @@ _BRITISH = re.compile(
     + r")\b",
     re.I,
 )
+
+#: Checks on the form of what the agent writes (a style preference: list style, spelling
+#: variant). A preference check of one of these types judges only the lines the agent wrote
+#: (`adheres`); every other type (a value, a phrase, a heading, a line, a length) judges the
+#: whole document, since its type cannot tell content from form.
+STYLE_CHECKS = frozenset({"list_style", "spelling_variant"})
 
 _BULLET = re.compile(r"^\s*[-*+]\s+\S", re.M)
 _NUMBERED = re.compile(r"^\s*\d+[.)]\s+\S", re.M)
@@ -109,6 +116,35 @@ def passes(check: Mapping[str, Any], document: str) -> bool:
     if kind == "list_style":
         return list_style(document) == check["style"]
     raise CheckError(f"unknown check type {kind!r}")
+
+
+def written_lines(before: str, after: str) -> str:
+    """The lines of `after` the agent wrote: `after` without the lines preserved from `before`
+    (the document as it was before the agent's turn). Each line of `before` accounts for one
+    identical line of `after` (spaces aside); blank lines are dropped; the order is kept."""
+    kept = Counter(_key(line) for line in before.splitlines() if line.strip())
+    out = []
+    for line in after.splitlines():
+        if not line.strip():
+            continue
+        if kept[_key(line)] > 0:
+            kept[_key(line)] -= 1
+            continue
+        out.append(line)
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _key(line: str) -> str:
+    return " ".join(line.split())
+
+
+def adheres(check: Mapping[str, Any], document: str, *, before: str = "") -> bool:
+    """True when `document` satisfies a preference's `check`: a style check (`STYLE_CHECKS`)
+    on the lines the agent wrote since `before` (the person's own lines it kept are theirs, not
+    its style), any other check on the whole document."""
+    if check.get("type") in STYLE_CHECKS:
+        return passes(check, written_lines(before, document))
+    return passes(check, document)
 
 
 def describe(check: Mapping[str, Any]) -> str:

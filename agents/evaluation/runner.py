@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.evaluation.checks import passes
+from agents.evaluation.checks import adheres, passes
 from agents.evaluation.metrics import summarise
 from agents.evaluation.offline import MemoryStore, ModelSignals, OfflineAgent, OracleSignals
 from agents.evaluation.results import EpisodeResult
@@ -227,7 +227,9 @@ def play_episode(
             first_document = output
             result.first_action = output.action
             result.first_attempt = {
-                p.id: passes(p.check, output.document) for p in preferences if p.check is not None
+                p.id: adheres(p.check, output.document, before=episode.task.document)
+                for p in preferences
+                if p.check is not None
             }
             noticed |= conflict_slots & assumed
             for slot, value in episode.slots.items():
@@ -289,7 +291,9 @@ def play_episode(
     if result.asking_limit is not None:
         result.asking_respected = result.questions <= result.asking_limit
     result.final = {
-        p.id: passes(p.check, last_document) for p in preferences if p.check is not None
+        p.id: adheres(p.check, last_document, before=episode.task.document)
+        for p in preferences
+        if p.check is not None
     }
     result.values_right = all(passes(c, last_document) for c in episode.success)
     result.success = not result.gave_up and result.values_right

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from agents.evaluation.checks import passes
+from agents.evaluation.checks import adheres, passes, written_lines
 from agents.evaluation.metrics import (
     adherence_from_second_session,
     ask_scores,
@@ -136,6 +136,101 @@ def test_adherence_from_the_second_session_counts_first_documents_after_session_
     assert adherence_from_second_session(results) == pytest.approx(2 / 3)
     assert adherence_from_second_session(results[:1]) is None
     assert adherence_from_second_session([replace(results[1], first_attempt={"p": False})]) == 0
+
+
+NOTES = "# Trip\n\nNotes from Monday (keep these):\n- Check with legal.\n- Ping the channel.\n"
+NUMBERED = {"type": "list_style", "style": "numbered"}
+NO_LISTS = {"type": "list_style", "style": "none"}
+
+
+def test_a_style_check_judges_the_agents_lines_not_the_persons_notes_it_kept() -> None:
+    # given the person's own bulleted notes, kept as asked, and the agent's numbered plan
+    document = NOTES + "\n## Plan\n\n1. Book the train.\n2. Book the hotel.\n"
+    # then the old definition (the whole document) fails the numbered-lists person
+    assert not passes(NUMBERED, document)
+    # and the new one judges the lines the agent wrote: its numbered list
+    assert written_lines(NOTES, document) == "## Plan\n1. Book the train.\n2. Book the hotel.\n"
+    assert adheres(NUMBERED, document, before=NOTES)
+    # a "no lists" person's notes kept, with the agent writing prose, passes too
+    assert adheres(NO_LISTS, NOTES + "\nWe take the train, then the hotel.\n", before=NOTES)
+
+
+def test_a_style_check_still_fails_on_a_list_the_agent_wrote_itself() -> None:
+    # the agent writes bullets for a numbered-lists person
+    bullets = NOTES + "\n- Book the train.\n- Book the hotel.\n"
+    assert not adheres(NUMBERED, bullets, before=NOTES)
+    # or a list of any kind for a "no lists" person
+    numbered = NOTES + "\n1. Book the train.\n2. Book the hotel.\n"
+    assert not adheres(NO_LISTS, numbered, before=NOTES)
+    # or it rewrites the person's bullet as its own line: that line is the agent's now
+    edited = NOTES.replace("Ping the channel.", "Ping the channel on Friday.")
+    assert not adheres(NUMBERED, edited + "\n1. Book the train.\n", before=NOTES)
+    # one kept copy of a line accounts for one line only: the agent repeating it is writing
+    assert not adheres(NO_LISTS, NOTES + "- Check with legal.\n", before=NOTES)
+
+
+def test_a_content_check_still_judges_the_whole_document() -> None:
+    # a value, a phrase or a line the person's notes hold counts wherever it is
+    document = NOTES + "\nWe take the train.\n"
+    assert adheres({"type": "contains", "text": "legal"}, document, before=NOTES)
+    assert not adheres({"type": "contains", "text": "legal"}, "# Trip\n", before=NOTES)
+    # and a date the person wrote in ISO fails a "never ISO dates" regex: only the list style
+    # and spelling types are style checks (a regex cannot tell content from form)
+    iso_free = {"type": "regex", "pattern": r"\A(?![\s\S]*\b\d{4}-\d{2}-\d{2}\b)"}
+    dated = "# Trip\n\nBooked on 2027-03-01.\n"
+    assert not adheres(iso_free, dated + "We leave on 4 March 2027.\n", before=dated)
+
+
+def test_a_spelling_check_judges_the_agents_words_not_the_persons() -> None:
+    british = {"type": "spelling_variant", "variant": "british"}
+    notes = "# Plan\n\nPick a color for the slides.\n"
+    assert not passes(british, notes + "Organise the team.\n")
+    assert adheres(british, notes + "Organise the team.\n", before=notes)
+    assert not adheres(british, notes + "Organize the team.\n", before=notes)
+
+
+def test_the_first_attempt_of_an_episode_is_judged_against_the_starting_document() -> None:
+    # given a person who wants numbered lists and whose document holds their own bullets
+    data = tiny()
+    data["users"][0]["preferences"].append(
+        {
+            "id": "zoe-numbered",
+            "key": "list_style",
+            "value": "numbered",
+            "text": "Numbered lists, please.",
+            "check": NUMBERED,
+            "remembered": True,
+        }
+    )
+    data["episodes"][0]["task"]["document"] = NOTES
+    data["episodes"][0]["request"] = "Plan a trip to Porto for 2 people from 12 June 2027, €1,500."
+    data["episodes"][0]["slots"]["budget"] = {
+        "value": "€1,500",
+        "in": "request",
+        "evidence": "€1,500",
+    }
+    data["episodes"][0]["category"] = "clear"
+    data["episodes"][0]["blockers"] = []
+    scenarios = parse_scenarios(data)
+    episode = scenarios.episodes[0]
+    memory = MemoryStore()
+    memory.remember(scenarios.users["zoe"], scenarios.users["zoe"].preferences[-1])
+    agent = OfflineAgent(
+        policy="ask_when_blocked", today=scenarios.today, memory=memory, users=scenarios.users
+    )
+    result = ep(episode.id)
+    documents: list[str] = []
+
+    def log(*args: object, document: str = "", **kwargs: object) -> None:
+        documents.extend([document] if document else [])
+
+    play_episode(agent=agent, episode=episode, scenarios=scenarios, result=result, log=log)
+    # then the agent's numbered details pass though the person's bullets are still there
+    assert "- Check with legal." in documents[0]
+    assert "\n1. " in documents[0]
+    assert not passes(NUMBERED, documents[0])
+    assert result.first_attempt["zoe-numbered"] is True
+    assert result.kept_lines == result.original_lines == 3
 
 
 def test_asking_budget_adherence_counts_question_messages_against_the_preference() -> None:
