@@ -160,8 +160,8 @@ Action kinds:
 - note: a short note to yourself about this task (text); people can read it.
 - remember: a lasting preference the person who asked stated about themselves, for later
   tasks: person = their name as shown in the chat, text = the preference; key/value only for
-  spelling, list_style, length, tone, date_format, number_format, headings or asking. About
-  anyone else it only waits for that person's review.
+  spelling, list_style, length, tone, date_format, number_format, bold_numbers, headings or
+  asking. About anyone else it only waits for that person's review.
 - finish: nothing more to do.
 """
 

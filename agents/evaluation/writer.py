@@ -6,7 +6,9 @@ decided on (what the person gave, the policy's assumptions), the preferences the
 value and text, as a memory store extracts them), and the document as it is. Its own habits
 are those of a plain assistant (American spelling, bullet lists, ISO dates as the agent holds
 them, a friendly closing line with an exclamation mark, about 110 words), so a preference the
-agent did not know, or a kind of preference the writer cannot read, shows as a failure.
+agent did not know, or a kind of preference the writer cannot read, shows as a failure. Every
+piece it writes then goes through the product's own output pass (``agents.policies.style``),
+with the preferences the product reads from the same items, as a model's edits do in the app.
 
 An existing document is kept: values already written on a labelled line are updated in place,
 missing ones are added in a "Details" section, everything else stays as it was.
@@ -16,10 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 
 from agents.evaluation.checks import SPELLINGS, words
+from agents.policies.memory_facts import MemoryFact
+from agents.policies.style import enforce, preferences
 
 BODY: dict[str, tuple[str, ...]] = {
     "travel_plan": (
@@ -120,6 +124,9 @@ class Style:
     no_exclamation: bool = False
     sign_off: str = ""
     headings: bool = True
+    # What the product's output pass reads from the same preferences (agents.policies.style):
+    # it runs over every piece the writer writes, as it runs over a model's edits in the app.
+    output: dict[str, str] = field(default_factory=dict)
 
 
 _LIMIT = re.compile(r"(\d+)\s*words")
@@ -128,7 +135,8 @@ _LIMIT = re.compile(r"(\d+)\s*words")
 def read_style(known: Iterable[Known], *, person: str = "") -> Style:
     """The writer's reading of preferences: the structured keys of SHARED_CONTRACTS.md by value,
     and a few kinds of free-text wish by their words (what a capable model would follow)."""
-    style = Style()
+    known = list(known)
+    style = Style(output=output_preferences(known))
     for pref in known:
         key, value, text = pref.key, pref.value.casefold(), pref.text
         low = text.casefold()
@@ -170,6 +178,15 @@ def read_style(known: Iterable[Known], *, person: str = "") -> Style:
         if "owner:" in low or "owner line" in low:
             style.sign_off = f"Owner: {person}" if person else ""
     return style
+
+
+def output_preferences(known: Iterable[Known]) -> dict[str, str]:
+    """The preferences the product's output pass follows among these (its own reading of
+    them: ``agents.policies.style.preferences``)."""
+    return preferences(
+        MemoryFact(None, None, "", key=k.key, value=k.value, scope="task", text=k.text)
+        for k in known
+    )
 
 
 def _spell(text: str, variant: str) -> str:
@@ -216,7 +233,7 @@ def _finish(text: str, style: Style) -> str:
     text = format_dates(text, style.date_format)
     if style.no_exclamation or style.tone == "formal":
         text = text.replace("!", ".")
-    return _spell(text, style.spelling)
+    return enforce(_spell(text, style.spelling), style.output)
 
 
 def _fresh(
@@ -261,7 +278,7 @@ def _edit(document: str, lines: Sequence[SlotLine], style: Style) -> str:
         )
         found = pattern.search(text)
         if found:
-            value = format_dates(line.value, style.date_format)
+            value = enforce(format_dates(line.value, style.date_format), style.output)
             text = text[: found.start("value")] + value + text[found.end("value") :]
         else:
             missing.append(line)

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from agents.policies.emphasis import bold_numbers_wish
 from agents.policies.templates import load_templates
 
 PREFERENCE = "preference"
@@ -27,6 +28,7 @@ KNOWN_KEYS: dict[str, str] = {
     "date_format": "iso (2027-03-04), day_month_year (4 March 2027) or month_day_year "
     "(March 4, 2027)",
     "number_format": "a short description (decimal comma, thousands with spaces, ...)",
+    "bold_numbers": "yes or no (the key numbers, with their unit or currency, in bold)",
     "headings": "yes or no",
     "asking": "less, more, at_most:N or never (how often agents ask before acting)",
     "slot:<name>": "a value that fills a template slot, e.g. slot:duration = 15 minutes",
@@ -39,6 +41,7 @@ KEY_VALUES: dict[str, frozenset[str]] = {
     "tone": frozenset({"formal", "casual", "friendly"}),
     "date_format": frozenset({"iso", "day_month_year", "month_day_year"}),
     "headings": frozenset({"yes", "no"}),
+    "bold_numbers": frozenset({"yes", "no"}),
 }
 _ASKING_VALUE = re.compile(r"^(?:less|more|never|at_most:\d{1,2})$")
 _KEY = re.compile(r"^(?:[a-z][a-z0-9_]*|slot:[a-z][a-z0-9_]*)$")
@@ -428,6 +431,9 @@ def _structure(text: str) -> Structured | None:
     ):
         if pattern.search(text) and re.search(r"\bdates?\b|\d{4}", text, re.I):
             return Structured(PREFERENCE, "date_format", value)
+    bold = bold_numbers_wish(text)
+    if bold is not None:
+        return Structured(PREFERENCE, "bold_numbers", bold)
     number = _NUMBER_FORMAT.search(text)
     if number:
         return Structured(PREFERENCE, "number_format", " ".join(number["desc"].lower().split()))

@@ -22,6 +22,7 @@ PREFERENCE_KEYS = (
     "date_format",  # iso | day_month_year | month_day_year
     "number_format",  # a free short description
     "headings",  # yes | no
+    "bold_numbers",  # yes | no: the key numbers in bold
     "asking",  # less | more | at_most:N | never
 )
 SLOT_PREFIX = "slot:"

@@ -78,6 +78,22 @@ def _currency_names() -> dict[str, tuple[str, float]]:
     return names
 
 
+def currency_code(term: str) -> str:
+    """The ISO code a currency symbol, code or English name stands for ("€" -> "EUR", "chf"
+    -> "CHF", "Swiss francs" -> "CHF"), or "" when it is none."""
+    return _currency_names().get(" ".join(term.casefold().split()), ("", 0.0))[0]
+
+
+@cache
+def currency_terms() -> tuple[frozenset[str], frozenset[str]]:
+    """How a currency is written next to an amount, apart from its ISO code: (symbols and
+    short marks such as "€", "R$", "zł"; names such as "euros", "Swiss francs"), casefolded."""
+    codes = {c.casefold() for c in babel.numbers.list_currencies()}
+    terms = [t for t in _currency_names() if t not in codes]
+    symbols = frozenset(t for t in terms if len(t) <= 2 or not t.replace(" ", "").isalpha())
+    return symbols, frozenset(terms) - symbols
+
+
 @cache
 def _money_res() -> tuple[re.Pattern[str], re.Pattern[str]]:
     words = sorted(_currency_names(), key=len, reverse=True)

@@ -1,6 +1,6 @@
 """Preferences followed in the work: a post-processing pass over what the agent writes, for
-the preferences a rule can enforce (spelling variant, list style, date format), and prompt
-lines for the others (tone, length, headings, number format).
+the preferences a rule can enforce (spelling variant, list style, date format, key numbers in
+bold: `emphasis.py`), and prompt lines for the others (tone, length, headings, number format).
 
 Pure Python. Reads only the requester's facts (`memory_facts.facts_for_requester`), scoped to
 the kind of work (a fact with `kinds` applies only to those templates). Fenced code, inline
@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 
+from agents.policies.emphasis import bold_numbers, bold_numbers_wish
 from agents.policies.memory_facts import MemoryFact
 
 # British -> American stems; inflections (-s, -d, -ing, -ation, -er) follow the stem.
@@ -244,13 +245,28 @@ def reformat_dates(text: str, style: str) -> str:
     return _outside_protected(text, change)
 
 
+STYLE_KEYS = frozenset(
+    {"spelling", "list_style", "length", "tone", "date_format", "number_format", "headings"}
+    | {"bold_numbers"}  # yes | no: key numbers in bold (emphasis.py)
+)
+
+
 def preferences(facts: Iterable[MemoryFact]) -> dict[str, str]:
-    """The preference keys of these facts (newest wins)."""
-    keys = {"spelling", "list_style", "length", "tone", "date_format", "number_format", "headings"}
+    """The preference keys of these facts (newest wins). A fact without a key this pass knows
+    (kept without one, or under a key of its own) is read by its words for the wishes the
+    pass owns: "put the key numbers in bold" is ``bold_numbers = yes``, as the memory
+    extractor would have keyed it; so is a number format that says bold."""
     out: dict[str, str] = {}
     for fact in facts:
-        if fact.key in keys and fact.value.strip():
-            out[fact.key] = fact.value.strip().casefold()
+        value = fact.value.strip().casefold()
+        if fact.key in STYLE_KEYS and value:
+            out[fact.key] = value
+        if fact.key == "number_format" and re.search(r"\bbold", value):
+            out["bold_numbers"] = "yes"
+        elif fact.key not in STYLE_KEYS and fact.key != "asking" and fact.slot_name is None:
+            wish = bold_numbers_wish(fact.text) or bold_numbers_wish(fact.value)
+            if wish is not None:
+                out["bold_numbers"] = wish
     return out
 
 
@@ -264,6 +280,8 @@ def enforce(text: str, prefs: Mapping[str, str]) -> str:
         text = restyle_lists(text, prefs["list_style"])
     if "date_format" in prefs:
         text = reformat_dates(text, prefs["date_format"])
+    if prefs.get("bold_numbers") == "yes":
+        text = bold_numbers(text)
     return text
 
 

@@ -33,6 +33,7 @@ from agents.evaluation.scenario import Preference, parse_scenarios
 from agents.evaluation.users import ScriptedUser, asking_limit
 from agents.evaluation.writer import Known, SlotLine, write_document
 from agents.policies import Assumption, Decision, Situation
+from agents.policies.style import enforce
 from agents.policies.templates import get_template
 from tests.evaluation.results import ep
 from tests.evaluation.v2data import tiny
@@ -289,18 +290,37 @@ def test_silent_wrong_values_count_wrong_values_used_without_an_assumption() -> 
 
 
 def test_the_writer_never_sees_a_check_so_a_wish_it_cannot_read_fails() -> None:
-    # given two preferences with the same words and different checks
-    bold = {"type": "regex", "pattern": r"\*\*[^*\n]*\d"}
+    # given a wish neither the writer nor the product's output pass reads
+    emoji = {"type": "regex", "pattern": r"(?m)^## [^\w\s]"}
     lines = [SlotLine("Budget", "EUR 1500")]
-    known = [Known(key="emphasis", value="bold numbers", text="Put the key numbers in bold.")]
+    known = [Known(key="decoration", value="emoji", text="Put an emoji before each section.")]
     document = write_document(title="Trip", template="travel_plan", lines=lines, known=known)
-    # then the writer, which only reads the words, writes the same document for both, and the
+    # then the writer, which only reads the words, writes what it writes without it, and the
     # check it never saw fails on it
-    assert document == write_document(
-        title="Trip", template="travel_plan", lines=lines, known=list(known)
+    assert document == write_document(title="Trip", template="travel_plan", lines=lines)
+    assert not passes(emoji, document)
+    assert final_adherence([ep("a", final={"emoji": False, "tldr": True})]) == 0.5
+
+
+def test_the_writer_bolds_numbers_only_through_the_products_output_pass() -> None:
+    # given a wish for bold numbers kept under a key of its own, in words the extractor reads
+    lines = [SlotLine("Budget", "EUR 1500"), SlotLine("Travelers", "2")]
+    known = [Known(key="emphasis", value="yes", text="Make the amounts bold, merci!")]
+    plain = write_document(title="Trip", template="travel_plan", lines=lines)
+    bold = write_document(title="Trip", template="travel_plan", lines=lines, known=known)
+    # then the fresh draft is the plain one with the product's pass run over it
+    assert bold == enforce(plain, {"bold_numbers": "yes"})
+    assert "- Budget: **EUR 1500**" in bold
+    assert "- Day 1: organize" in bold  # a name, not a key number
+    # and in a kept document only what the writer writes is bolded: the value it updates and
+    # the lines it adds, never the person's own lines
+    notes = "# Trip\n\nBudget: EUR 900\nWe were 3 last year.\n"
+    edited = write_document(
+        title="Trip", template="travel_plan", lines=lines, known=known, document=notes
     )
-    assert not passes(bold, document)
-    assert final_adherence([ep("a", final={"bold": False, "tldr": True})]) == 0.5
+    assert "Budget: **EUR 1500**" in edited
+    assert "We were 3 last year." in edited
+    assert "- Travelers: **2**" in edited
 
 
 def test_task_success_comes_from_the_final_document_and_fails_on_a_wrong_value() -> None:

@@ -123,3 +123,45 @@ def test_invalid_structured_values_are_named(key, value):
 )
 def test_the_person_a_sentence_is_about_is_read_from_its_start(text, name):
     assert subject_name(text) == name
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Put the key numbers in bold.",
+        "bold the numbers",
+        "Please put figures in bold",
+        "make amounts bold",
+        "I like the totals in bold type",
+        "Use bold for the key figures",
+        "Prices should always be bold",
+        "Zoë here 👋: put the figures in bold, s'il vous plaît — danke!",
+        "Für Berichte: make the amounts bold (Kraków, Zürich, 東京)",
+    ],
+)
+def test_a_wish_for_bold_numbers_gets_its_structured_key(sentence):
+    found = structure(sentence)
+
+    assert found is not None
+    assert (found.key, found.value) == ("bold_numbers", "yes")
+    assert key_problem(found.key, found.value) is None
+
+
+def test_a_wish_against_bold_numbers_is_no_and_other_bold_words_are_not_about_numbers():
+    against = structure("Please don't bold the numbers")
+    headings = structure("Use bold headings and number the steps")
+
+    assert against is not None
+    assert (against.key, against.value) == ("bold_numbers", "no")
+    assert headings is not None
+    assert headings.key == "headings"  # bold, and a number, but not bold numbers
+    assert structure("Bitte die Zahlen fett") is None  # not read; its unicode breaks nothing
+
+
+def test_bold_numbers_are_remembered_from_a_command_and_a_statement():
+    command = parse_command("@Eve remember that key figures go in bold, für alle Berichte")
+    statements = extract_statements("Thanks Zoë! From now on, please make amounts bold.")
+
+    assert command is not None
+    assert (command.proposal.key, command.proposal.value) == ("bold_numbers", "yes")
+    assert [(p.key, p.value) for p in statements] == [("bold_numbers", "yes")]
