@@ -39,8 +39,13 @@ async def rooms(transactional_db: None) -> AsyncIterator[Any]:
     """The room manager of this test's event loop, closed (flushed) at the end."""
     manager = get_manager()
     yield manager
-    await manager.close()
-    await access.get_watcher().close()  # see open_socket
+    # Bounded, like open_socket's teardown: in production mode, a teardown has waited for ever
+    # here (120 s, then pytest-timeout) after a test whose room leave failed; the relay's and
+    # the watcher's receives from Redis are what such a close waits on.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(manager.close(), TEARDOWN_SECONDS)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(access.get_watcher().close(), TEARDOWN_SECONDS)  # see open_socket
     # The database thread of channels keeps its connection (CONN_MAX_AGE); close it so the test
     # database can be dropped.
     await database_sync_to_async(connections.close_all)()
