@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
-from agents.evaluation.checks import passes, words
+from agents.evaluation.checks import adheres, passes, words
 from agents.evaluation.scenario import Episode, Preference, User
 from agents.policies.detect import normalise
 from agents.policies.templates import TaskTemplate, TemplateError, get_template
@@ -170,8 +170,14 @@ class ScriptedUser:
         return [c for c in self.episode.success if not c.get("slot") and not passes(c, document)]
 
     def violated(self, document: str) -> list[Preference]:
+        """The preferences the agent's work breaks, judged as the metrics judge them
+        (``checks.adheres``): the person does not restate a style wish because of their own
+        notes, kept as they asked."""
+        before = self.episode.task.document
         return [
-            p for p in self.preferences if p.check is not None and not passes(p.check, document)
+            p
+            for p in self.preferences
+            if p.check is not None and not adheres(p.check, document, before=before)
         ]
 
     # --- replies ------------------------------------------------------------------------------

@@ -164,3 +164,22 @@ def test_llm_user_keeps_the_scripted_decision_and_rewords_it() -> None:
     assert reply.answers == {"budget": "€1,500"}
     assert reply.text == "Oh, about €1,500 in total."
     assert "PM" in model.prompts[0]
+
+
+def test_the_person_does_not_restate_a_style_wish_because_of_their_own_notes_kept() -> None:
+    # given ana's own notes in American spelling, kept as the task asks
+    notes = "- Pick a color for the badges\n"
+    episode = Episode(
+        **{**EPISODE.__dict__, "task": Task(**{**EPISODE.task.__dict__, "document": notes})}
+    )
+    person = ScriptedUser(user=ANA, episode=episode, preferences=[BRITISH], today=TODAY)
+    # when the agent keeps them and writes its own lines in British spelling: she is satisfied
+    kept = person.respond(
+        AgentOutput(action="act", document=notes + "Budget: 1,500. The colour.\n")
+    )
+    assert kept.kind == "done"
+    # but an agent that writes American spelling itself is told again
+    person = ScriptedUser(user=ANA, episode=episode, preferences=[BRITISH], today=TODAY)
+    own = person.respond(AgentOutput(action="act", document=notes + "Budget: 1,500. The color.\n"))
+    assert own.kind == "enforce"
+    assert own.enforced == ("ana-british",)
