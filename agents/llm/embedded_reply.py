@@ -78,6 +78,14 @@ def describe_capabilities(figures: dict[str, Any] | None) -> str:
 
 
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+# A sentence: up to a stop followed by a space or the end, so "1.5 million" and "9.30" stay whole.
+_SENTENCE = re.compile(r"\S.*?(?:[.!?]+(?=\s|$)|$)")
+
+
+def _sentences(text: str) -> list[str]:
+    return [m.group().strip() for m in _SENTENCE.finditer(text) if m.group().strip()]
+
+
 _WORD = re.compile(r"[\w'\u2019-]+")
 
 
@@ -380,7 +388,7 @@ def without_pleasantries(text: str, facts: TurnFacts) -> str:
         text = _GREETING.sub("", text, count=1)
         if name_opening is not None:
             text = name_opening.sub("", text, count=1)
-    sentences = [m.group().strip() for m in re.finditer(r"[^.!?]+(?:[.!?]+|$)", text)]
+    sentences = _sentences(text)
     kept = [s for s in sentences if s and not _PLEASANTRY.match(s)]
     text = " ".join(kept)
     return text[:1].upper() + text[1:] if text else ""
@@ -421,7 +429,7 @@ def unsupported_numbers(sentence: str, facts: TurnFacts) -> set[str]:
 
 def without_invented_numbers(text: str, facts: TurnFacts) -> str:
     """``text`` without the sentences that state a number the turn was never shown."""
-    sentences = [m.group().strip() for m in re.finditer(r"[^.!?]+(?:[.!?]+|$)", text)]
+    sentences = _sentences(text)
     return " ".join(s for s in sentences if s and not unsupported_numbers(s, facts))
 
 
@@ -447,8 +455,7 @@ def could_not(facts: TurnFacts, *, reason: str = "") -> Reply:
 def _fit(first: str, text: str) -> str:
     """``first`` then as many whole sentences of ``text`` as fit in ``MAX_CHARS``."""
     out = first
-    for match in re.finditer(r"[^.!?]+[.!?]+", text):
-        sentence = match.group().strip()
+    for sentence in _sentences(text):
         if len(out) + 1 + len(sentence) > MAX_CHARS:
             break
         out = f"{out} {sentence}" if out else sentence

@@ -352,3 +352,10 @@ def test_a_reply_opening_with_it_s_is_addressed_with_a_lower_case_opener() -> No
     reply = finish("It's worth booking the venue first.", FACTS)
     assert reply.text.endswith("it's worth booking the venue first.")
     assert "It's" not in reply.text
+
+
+def test_a_decimal_in_a_reply_stays_whole() -> None:
+    facts = TurnFacts(**{**TRAINING.__dict__, "heard": ("the room costs 1.5 times more",)})
+    reply = finish("The bigger room costs 1.5 times more. We meet at 8 people.", facts)
+    assert "1.5 times more." in reply.text
+    assert "1. 5" not in reply.text
