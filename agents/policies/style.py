@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 
 from agents.policies.emphasis import bold_numbers, bold_numbers_wish
-from agents.policies.memory_facts import MemoryFact
+from agents.policies.memory_facts import PREFERENCE_KEYS, MemoryFact
 
 # British -> American stems; inflections (-s, -d, -ing, -ation, -er) follow the stem.
 _SPELLING_STEMS = {
@@ -245,10 +245,8 @@ def reformat_dates(text: str, style: str) -> str:
     return _outside_protected(text, change)
 
 
-STYLE_KEYS = frozenset(
-    {"spelling", "list_style", "length", "tone", "date_format", "number_format", "headings"}
-    | {"bold_numbers"}  # yes | no: key numbers in bold (emphasis.py)
-)
+# The preference kinds about the form of the work: every structured key but how often to ask.
+STYLE_KEYS = frozenset(PREFERENCE_KEYS) - {"asking"}
 
 
 def preferences(facts: Iterable[MemoryFact]) -> dict[str, str]:
@@ -263,7 +261,7 @@ def preferences(facts: Iterable[MemoryFact]) -> dict[str, str]:
             out[fact.key] = value
         if fact.key == "number_format" and re.search(r"\bbold", value):
             out["bold_numbers"] = "yes"
-        elif fact.key not in STYLE_KEYS and fact.key != "asking" and fact.slot_name is None:
+        elif fact.key not in PREFERENCE_KEYS and fact.slot_name is None:
             wish = bold_numbers_wish(fact.text) or bold_numbers_wish(fact.value)
             if wish is not None:
                 out["bold_numbers"] = wish
