@@ -172,3 +172,21 @@ def test_the_goal_sentence_is_said_once_not_before_every_reply(
     assert first_body.startswith("bob, the goal I am working from is: Collect ideas for the team.")
     assert "goal I am working from" not in second_body
     assert second_body.startswith("alice, Porto is lovely in spring.")
+
+
+def test_the_small_model_may_repeat_a_number_said_in_the_chat_but_not_invent_one(
+    workspace: Workspace, alice: User, bob: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent, task = _trip(workspace, alice)
+    task_services.post_message(  # a number no slot of the template reads: only the chat has it
+        membership=factories.membership_of(workspace, alice),
+        task=task,
+        body="Last time the bus from the airport took 40 minutes.",
+    )
+    _model_writes(monkeypatch, "The bus takes 40 minutes. Each room costs 75 EUR a night.")
+
+    action = _ask(workspace, bob, task, agent, "@Local how do we get to the hotel?")
+
+    body = Message.objects.get(pk=action.result["message_id"]).body
+    assert "The bus takes 40 minutes." in body  # alice said it in the chat
+    assert "75" not in body  # nobody did
