@@ -18,6 +18,7 @@ is ready and stop it before the flush.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -65,8 +66,50 @@ def pytest_configure(config: pytest.Config) -> None:
 # that page too): twice in the CI runs of the last sessions, never in five local runs of the
 # same test. Such a test runs once more. Only an action's timeout does this, never a failed
 # assertion (``expect`` raises AssertionError) or a console error, so a real defect still fails
-# both runs.
+# both runs. (The journey test, whose third page once stopped taking in its socket messages,
+# also reruns on a failed assertion: see its module.) A failure prints, outside pytest's
+# capture so that it shows even when the rerun passes, what each page was doing
+# (``PAGE_PROBE``) and the end of the server's log.
 RERUN_ON = [PlaywrightTimeoutError]
+
+# Installed in every page: what the failure report reads back (``_page_report``). A page
+# whose timers stopped was frozen; one whose frames stopped does not paint; a socket whose
+# last message is old stopped receiving.
+PAGE_PROBE = """
+(() => {
+  const now = () => performance.now();
+  const probe = window.__probe = { tick: now(), frame: now(), events: [], sockets: [] };
+  setInterval(() => {
+    probe.tick = now();
+    requestAnimationFrame(() => { probe.frame = now(); });
+  }, 500);
+  for (const name of ['freeze', 'resume', 'visibilitychange', 'pagehide', 'pageshow']) {
+    document.addEventListener(name, () => probe.events.push([name, Math.round(now()),
+      document.visibilityState]), true);
+  }
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor (...args) {
+      super(...args);
+      const stats = { url: String(args[0]), opened: Math.round(now()), messages: 0, last: null,
+        closed: null };
+      probe.sockets.push(stats);
+      this.addEventListener('message', () => { stats.messages += 1; stats.last = now(); });
+      this.addEventListener('close', (e) => { stats.closed = [Math.round(now()), e.code]; });
+    }
+  };
+})();
+"""
+PROBE_READ = """() => {
+  const p = window.__probe, now = performance.now();
+  if (!p) return null;
+  const ago = (t) => t === null ? null : Math.round(now - t);
+  return { visibility: document.visibilityState, focus: document.hasFocus(),
+    msSinceTimer: ago(p.tick), msSinceFrame: ago(p.frame), events: p.events,
+    sockets: p.sockets.map((s) => ({ url: s.url.replace(/^wss?:\\/\\/[^/]+/, ''),
+      messages: s.messages, msSinceMessage: ago(s.last), closed: s.closed })) };
+}"""
+SERVER_LOG_LINES = 60
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -74,7 +117,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.browser)
-            item.add_marker(pytest.mark.flaky(reruns=1, only_rerun=RERUN_ON))
+            if item.get_closest_marker("flaky") is None:  # a test's own rule stands
+                item.add_marker(pytest.mark.flaky(reruns=1, only_rerun=RERUN_ON))
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -246,12 +290,14 @@ def new_context(
     def _new() -> BrowserContext:
         context = browser.new_context(base_url=server_url, viewport={"width": 1280, "height": 800})
         context.set_default_timeout(WAIT_MS)
+        context.add_init_script(PAGE_PROBE)
         contexts.append(context)
         return context
 
     yield _new
     if request.node.stash.get(_FAILED, False):
         ARTIFACTS.mkdir(exist_ok=True)
+        _report(request, contexts)
         for i, context in enumerate(contexts):
             for j, page in enumerate(context.pages):
                 # A page that stopped painting must not hide the failure behind a second one.
@@ -265,6 +311,30 @@ def new_context(
                     print(f"no screenshot of page {i}-{j} ({page.url}): {error.message}")
     for context in contexts:
         context.close()
+
+
+def _report(request: pytest.FixtureRequest, contexts: list[BrowserContext]) -> None:
+    """What each page was doing when the test failed, and the end of the server's log, on the
+    terminal past pytest's capture (which would hide it when the rerun passes) and in
+    ARTIFACTS."""
+    test = request.node.name
+    lines = [f"--- browser state at the failure of {test}"]
+    for i, context in enumerate(contexts):
+        for j, page in enumerate(context.pages):
+            try:
+                state = page.evaluate(PROBE_READ)
+            except PlaywrightError as error:
+                state = f"not answering ({error.message.splitlines()[0]})"
+            lines.append(f"page {i}-{j} {page.url}: {state}")
+    logs = sorted(ARTIFACTS.glob("server-*.log"), key=lambda path: path.stat().st_mtime)
+    if logs:
+        tail = logs[-1].read_text(errors="replace").splitlines()[-SERVER_LOG_LINES:]
+        lines += [f"--- the last {len(tail)} lines of {logs[-1].name}", *tail]
+    text = "\n".join(lines) + "\n"
+    (ARTIFACTS / f"{test}-state.txt").write_text(text)
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        sys.stderr.write("\n" + text)
 
 
 @pytest.fixture
