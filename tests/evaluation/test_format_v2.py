@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from typing import Any
 
 import pytest
 
+from agents.evaluation.checks import passes
 from agents.evaluation.scenario import ScenarioError, load_scenarios, parse_scenarios
 from agents.evaluation.scenarios import generate_v2
+from agents.policies import parse_money
+from agents.policies.parse_numbers import digits_for_words
 from tests.evaluation.v2data import tiny
 
 
@@ -164,3 +168,45 @@ def test_the_shipped_format_2_set_has_the_size_and_variety_it_claims() -> None:
     assert len({e.date for e in episodes}) > 10
     # a person's episodes stay in one split, so memory never carries from dev into test
     assert all(len({e.split for e in episodes if e.user == u}) == 1 for u in scenarios.users)
+
+
+def _forms(value: str) -> set[str]:
+    """The ways a writer may put ``value``: as given, and as the product reads it
+    ("CHF 2,400" -> "CHF 2400")."""
+    return {value, *(found.value for found in parse_money.find_money(value))}
+
+
+def test_a_value_check_passes_the_meant_value_in_any_form_and_fails_the_other_readings() -> None:
+    # Counter-example of an earlier generator: an ambiguous amount's check was the reading's
+    # literal text, "(?i)CHF\ 2,400", failed by a document saying "CHF 2400" (a right value)
+    raw = json.loads(generate_v2.OUT.read_text(encoding="utf-8"))
+    checked = 0
+    for episode in raw["episodes"]:
+        checks = {c["slot"]: c for c in episode["success"] if "slot" in c}
+        for name, slot in episode["slots"].items():
+            check = checks.get(name)
+            if check is None:
+                continue
+            for form in _forms(slot["value"]):
+                assert passes(check, f"{name}: {form}"), (episode["id"], name, form)
+            for other in set(slot.get("readings", [])) - {slot["value"]}:
+                for form in _forms(other):
+                    assert not passes(check, f"{name}: {form}"), (episode["id"], name, form)
+            checked += 1
+    assert checked > 500
+
+
+def test_a_number_the_request_states_is_the_slot_value() -> None:
+    # Counter-example of an earlier generator: a remembered "4 servings" overwrote the
+    # "8 servings" a hand-written request stated, and the check wanted 4
+    raw = json.loads(generate_v2.OUT.read_text(encoding="utf-8"))
+    stated = [
+        (episode["id"], slot)
+        for episode in raw["episodes"]
+        for slot in episode["slots"].values()
+        if slot["in"] == "request" and slot["value"].isdigit() and not slot.get("readings")
+    ]
+    assert len(stated) > 20
+    for episode_id, slot in stated:
+        numbers = re.findall(r"\d+", digits_for_words(slot["evidence"]))
+        assert slot["value"] in numbers, (episode_id, slot)

@@ -908,9 +908,11 @@ def episode(
         and memory_slot["key"][5:] in plan
         and special != memory_slot["key"][5:]
     )
+    stated_instead: dict[str, tuple[str, dict[str, Any] | None]] = {}
     for slot in needed:
         p = plan[slot]
         if memory_used and memory_slot is not None and slot == memory_slot["key"][5:]:
+            stated_instead[slot] = (p.value, p.check)  # if a written request states it after all
             p.value = memory_slot["value"]
             p.check = number_check(int(p.value), slot)
             slots[slot] = {"value": p.value, "in": "memory"}
@@ -934,9 +936,13 @@ def episode(
                 slots[slot]["reply"] = f"I meant {d_long(date.fromisoformat(value))}."
                 p.check = date_check(date.fromisoformat(value), slot)
             elif p.check is not None and p.check["pattern"].startswith(r"\b"):
-                p.check = (
-                    number_check(int(value), slot) if value.isdigit() else word_check(value, slot)
-                )
+                amount = re.sub(r"\D", "", value)
+                if value.isdigit():
+                    p.check = number_check(int(value), slot)
+                elif amount and value != amount:  # money ("CHF 2,400"): its amount, any form
+                    p.check = money_check(int(amount), slot)
+                else:
+                    p.check = word_check(value, slot)
             else:
                 p.check = word_check(value, slot)
             in_request.append(
@@ -988,6 +994,9 @@ def episode(
                     request = request.replace("{" + slot + "}", p.ambiguous_phrase)
                 else:
                     request = request.replace("{" + slot + "}", p.phrase)
+                    if slot in stated_instead:  # what the request says wins over memory
+                        p.value, p.check = stated_instead[slot]
+                        slots[slot] = {"value": p.value}
                     slots[slot] = {
                         "value": slots.get(slot, {}).get("value", p.value),
                         "in": "request",
