@@ -270,14 +270,17 @@ def answers_by_slot(
     return result
 
 
-def request_and_chat(context: Mapping[str, Any]) -> tuple[str, list[str]]:
-    """The request (the turn's prompt, else the newest human chat message) and the human chat
-    before it."""
+def request_and_chat(context: Mapping[str, Any]) -> tuple[str, list[str], list[str]]:
+    """The request (the turn's prompt, else the newest human chat message), the human chat
+    before it, and the human messages after it (said while the turn waited, or a correction
+    since: they are newer than the request)."""
     chat = _human_messages(context)
     request = str(context.get("request", "")).strip() or (chat[-1] if chat else "")
-    if chat and chat[-1] == request:
-        chat = chat[:-1]
-    return request, chat
+    stripped = [message.strip() for message in chat]
+    if request in stripped:
+        at = len(stripped) - 1 - stripped[::-1].index(request)
+        return request, chat[:at], chat[at + 1 :]
+    return request, chat, []
 
 
 def signal_inputs(
@@ -286,7 +289,7 @@ def signal_inputs(
     """What the model-signal prompts need, read as `situation_from_context` reads it: the
     request, the template (given or guessed) and the slot values already answered."""
     today = request_date(context, today)
-    request, _ = request_and_chat(context)
+    request, _, _ = request_and_chat(context)
     template = _template_for({**context, "request": request}, template_kind)
     return request, template, answers_by_slot(context, template, today=today)
 
@@ -307,7 +310,7 @@ def situation_from_context(
     answered cards count as questions already asked and the preference is the requester's own
     "asking" fact (nobody else's "ask me less" changes how this person is treated)."""
     today = request_date(context, today)
-    request, chat = request_and_chat(context)
+    request, chat, later = request_and_chat(context)
     template = _template_for({**context, "request": request}, template_kind)
     facts = requester_facts(context, template)
     if budget is None:
@@ -326,6 +329,7 @@ def situation_from_context(
         template=template,
         answers=answers_by_slot(context, template, today=today),
         chat=chat,
+        later=later,
         document=str(context.get("document", "")),
         memory=facts,
         extraction=extraction,

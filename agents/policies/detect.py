@@ -174,13 +174,17 @@ _LOWER = "".join(chr(c) for c in range(0x61, 0x530) if chr(c).islower())
 _PEOPLE_END = rf"(?<=[^\d])\.(?:\s|$)|,\s*(?=[{_LOWER}])|\s+but\s+"
 
 
+_WILL_BE = r"\b(?:will|should|must|shall|needs?\s+to|has\s+to|ought\s+to)\s+be\b"
+
+
 def find_labelled(text: str, spec: SlotSpec, *, today: date) -> list[_Found]:
-    """Values given as "label: value" (also "label = value", "label is value")."""
+    """Values given as "label: value" (also "label = value", "label is value", and as a wish
+    or a correction: "the servings should be 5", "budget must be under 900")."""
     labels = [spec.name, spec.name.replace("_", " "), spec.label, *spec.aliases]
     label_re = term_re([lbl for lbl in labels if lbl])
     found: list[_Found] = []
     for m in re.finditer(
-        rf"(?:^|(?<=[\s(,;*-]))(?:{label_re})\s*(?::|=|\bis\b|\bwill be\b)"
+        rf"(?:^|(?<=[\s(,;*-]))(?:{label_re})\s*(?::|=|\bis\b|{_WILL_BE})"
         rf"\s*(?P<v>[^\n;]{{1,120}})",
         text,
         re.IGNORECASE | re.MULTILINE,

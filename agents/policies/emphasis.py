@@ -4,11 +4,12 @@ carries no structured key).
 
 A *key number* is a quantity: an amount with its currency ("€1,500", "CHF 1'200", "250 Swiss
 francs", "$2k"), a percentage, or a number with the unit or count it measures ("45 minutes",
-"12 travelers", "10km"); a bare number after a label ("Servings: 4") counts too. Left alone:
-digits inside a word ("SEV3", "Q3", "COVID-19"), ordinals ("12th"), dates and times ("4 March
-2027", "2027-03-04", "03/04", "15:30"), a year on its own, an identifier after its name ("Day 1",
-"version 8.6", "Python 3"), list markers, headings, code, links and text already in bold or
-italics, so running the pass twice changes nothing. Pure Python.
+"12 travelers", "10km"); a bare number after a label ("Servings: 4") counts too, and so does a
+date that is a labelled line's whole value ("Meeting date: 2027-04-14"). Left alone: digits
+inside a word ("SEV3", "Q3", "COVID-19"), ordinals ("12th"), dates and times in a sentence
+("4 March 2027", "2027-03-04", "03/04", "15:30"), a year on its own, an identifier after its
+name ("Day 1", "version 8.6", "Python 3"), list markers, headings, code, links and text
+already in bold or italics, so running the pass twice changes nothing. Pure Python.
 """
 
 from __future__ import annotations
@@ -201,7 +202,26 @@ def _span(line: str, m: re.Match[str]) -> tuple[int, int] | None:
     return start, end
 
 
+# A line whose whole value is a date ("- Meeting date: 2027-04-14", "When: 4 March 2027"): that
+# date is a key figure of the document, as "Servings: 4" is; a date in a sentence is not.
+_LABELLED = re.compile(r"^(?P<lead>\s*(?:[-*+]|\d{1,3}[.)])?\s*[^\W\d_][^:\n*]{0,40}:\s+)")
+
+
+def _labelled_date(line: str) -> str | None:
+    label = _LABELLED.match(line)
+    if label is None:
+        return None
+    value = line[label.end() :].rstrip()
+    for date, stop in ((value, ""), (value[:-1], ".")):
+        if date and (stop == "" or value.endswith(stop)) and _DATES.fullmatch(date):
+            return f"{line[: label.end()]}**{date}**{stop}"
+    return None
+
+
 def _bold_line(line: str) -> str:
+    dated = _labelled_date(line)
+    if dated is not None:
+        return dated
     blocked = [m.span() for m in _PROTECTED.finditer(line)]
     blocked += [m.span() for m in _DATES.finditer(line)]
     marker = _LIST_MARKER.match(line)

@@ -5,6 +5,8 @@ how sure the reading is; the conflicts between them; the values with several rea
 Where a slot's value comes from (the first that states it wins):
 
 1. answers to the agent's own question card (source "chat", confidence 1.0);
+   then chat messages newer than the request, newest first (source "chat": "the servings
+   should be 5" after the request corrects it);
 2. the request that triggered the turn (source "request");
 3. the task's goal and title (source "request": the person wrote them for this task);
 4. earlier chat messages, newest first (source "chat");
@@ -112,6 +114,7 @@ def build_situation(
     template: TaskTemplate | None = None,
     answers: Mapping[str, str] | None = None,
     chat: Sequence[str] = (),
+    later: Sequence[str] = (),
     document: str = "",
     memory: Mapping[str, str] | Sequence[MemoryFact] = (),
     extraction: SlotExtraction | None = None,
@@ -126,6 +129,7 @@ def build_situation(
     people: Sequence[str] = (),
 ) -> Situation:
     """The Situation for one turn. `chat` is chronological (oldest first), human messages only;
+    `later` the human messages newer than the request (a correction of it), chronological;
     `memory` is the requester's facts (MemoryFact; other items are ignored) or slot -> value;
     `goal` the task's title and goal; `agent_messages` what the agent said before (its
     questions are not asked again)."""
@@ -172,6 +176,9 @@ def build_situation(
             add(spec.name, Candidate(value, "chat", 1.0, "your answer", raw))
             answered_by_card.add(spec.name)
 
+    for message in reversed(later):
+        for name, hit in detect(message, specs, today=today).items():
+            add(name, Candidate(hit.value, "chat", hit.confidence, "the chat", hit.evidence))
     for name, hit in detect(request, specs, today=today).items():
         add(name, Candidate(hit.value, "request", hit.confidence, "your message", hit.evidence))
     from_request = frozenset(

@@ -294,3 +294,25 @@ def test_a_topic_keeps_the_period_it_is_for_but_not_the_people_it_is_for():
     )
     assert purpose("About the budget for the board.") == "the budget"
     assert purpose("About the café for the summer issue.") == "the café"
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "slot", "value"),
+    [
+        ("travel_plan", "The travelers should be 5.", "travelers", "5"),
+        ("travel_plan", "Budget must be €900, not more.", "budget", "EUR 900"),
+        ("blog_post", "The topic should be pricing pages.", "topic", "pricing pages"),
+        (
+            "meeting_brief",
+            "The meeting date needs to be 4 March 2026.",
+            "meeting_date",
+            "2026-03-04",
+        ),
+    ],
+)
+def test_a_value_said_as_a_wish_or_a_correction_is_read(kind, text, slot, value):
+    assert detected(kind, text).get(slot) == value
+
+
+def test_should_be_without_a_label_before_it_reads_nothing_as_that_slot():
+    assert "topic" not in detected("blog_post", "It should be fixed by Friday.")

@@ -69,6 +69,27 @@ def test_the_newest_chat_message_wins():
     assert situation.slot("destination").value == "Bergen"  # type: ignore[union-attr]
 
 
+def test_a_message_after_the_request_corrects_it_and_one_before_does_not():
+    # the person corrects the agent after it acted: "the travelers should be 6" wins over the
+    # "4 travelers" of the request; the same words said before the request do not
+    corrected = build_situation(
+        request="Trip to Lisbon for 4 travelers",
+        template=TRAVEL,
+        later=["Thanks. The travelers should be 6."],
+        today=TODAY,
+    )
+    earlier = build_situation(
+        request="Trip to Lisbon for 4 travelers",
+        template=TRAVEL,
+        chat=["The travelers should be 6."],
+        today=TODAY,
+    )
+
+    assert corrected.slot("travelers").value == "6"  # type: ignore[union-attr]
+    assert corrected.slot("travelers").source == "chat"  # type: ignore[union-attr]
+    assert earlier.slot("travelers").value == "4"  # type: ignore[union-attr]
+
+
 def test_a_sentence_about_the_past_in_the_document_answers_nothing():
     situation = build_situation(
         request="Plan it",

@@ -116,6 +116,8 @@ def test_the_output_step_applies_only_the_requesters_preferences_for_this_kind_o
             "**12 travelers** for **45 minutes**, **15%** off",
         ),
         ("Servings: 4", "Servings: **4**"),
+        ("- Meeting date: 2027-04-14", "- Meeting date: **2027-04-14**"),
+        ("When: 4 March 2027.", "When: **4 March 2027**."),
         (
             "Zürich: 3 Nächte für 2 Personen, 東京 5 km",
             "Zürich: **3** Nächte für **2** Personen, 東京 **5 km**",
@@ -132,6 +134,8 @@ def test_key_numbers_are_bold_with_their_unit_or_currency(text, expected):
         "Severity: SEV3, Q3 goals, COVID-19, the 12th, Python 3",  # digits inside words, names
         "Day 1: arrive. Year 9 class, version 8.6",  # identifiers
         "On 2027-03-04, 4 March 2027, March 4, 2027, 03/04 at 15:30 or 3pm, in 2027",  # dates
+        "Meeting date: 2027-04-14, then lunch",  # a date in a sentence, even after a label
+        "TL;DR: Brief for Tom: 2027-04-14, Zoë, Søren.",
         "# Budget 1500",  # a heading
         "`limit = 5` and [page 5](https://example.com/5)",  # code and links
         "Already **€1,500** and *5 days*",  # emphasised already
