@@ -82,6 +82,24 @@ def test_the_request_falls_back_to_the_last_human_message_and_agents_are_not_peo
     assert situation.slot("destination").value == "Rome"  # type: ignore[union-attr]
 
 
+def test_a_message_said_after_the_request_corrects_what_the_request_said():
+    request = "Trip to Rome for 4 travelers, please"
+    messages = [
+        {"kind": "human", "body": "The travelers should be 3."},  # before: the request wins
+        {"kind": "human", "body": request},
+        {"kind": "agent", "body": "Done: a plan for 4 travelers."},
+        {"kind": "human", "body": "Thanks! The travelers should be 6."},  # after: it wins
+    ]
+
+    situation = situation_from_context(context(request=request, messages=messages), today=TODAY)
+    before_only = situation_from_context(
+        context(request=request, messages=messages[:3]), today=TODAY
+    )
+
+    assert situation.slot("travelers").value == "6"  # type: ignore[union-attr]
+    assert before_only.slot("travelers").value == "4"  # type: ignore[union-attr]
+
+
 def _asking(person_id, value):
     return {
         "item_id": person_id,
