@@ -128,6 +128,9 @@ class Awareness:
         self.entries: dict[int, AwarenessEntry] = {}
         self._owner: dict[int, Speaker] = {}  # client id -> the socket that introduced it
         self._clients: dict[object, set[int]] = {}  # socket -> its client ids
+        # socket -> the client id its first entry spoke for: its page's own (y-websocket sends
+        # the page's own state first, on open)
+        self._first: dict[object, int] = {}
         self._remote_seen: dict[int, float] = {}
         # Clock at which other processes' entries were cleared (late echoes are refused).
         self._removed_clock: dict[int, int] = {}
@@ -142,6 +145,8 @@ class Awareness:
     ) -> list[AwarenessEntry]:
         """Apply a socket's awareness update; returns what was accepted (cleaned), to share."""
         mine = self._clients.setdefault(speaker, set())
+        if entries:
+            self._first.setdefault(speaker, entries[0].client_id)
         accepted = []
         for entry in entries:
             client_id = entry.client_id
@@ -149,6 +154,11 @@ class Awareness:
             if owner is not None and owner is not speaker:
                 if owner.user_id is None or owner.user_id != speaker.user_id:
                     continue  # a socket speaks only for its own Yjs clients
+                if self._first.get(speaker) != client_id:
+                    # The same person's other tab echoing this page's state (y-websocket
+                    # re-sends every change it receives): taking it over would make the two
+                    # tabs hand it back and forth, a thousand messages a second.
+                    continue
                 # The same person's page on a new socket (a reconnect whose old socket has
                 # not closed yet): the new socket takes its client id over, so the old one's
                 # leaving does not clear the page's presence.
@@ -224,6 +234,7 @@ class Awareness:
     def forget(self, speaker: Speaker) -> list[AwarenessEntry]:
         """A socket left: clear its entries; returns the removals to share."""
         gone = []
+        self._first.pop(speaker, None)
         for client_id in self._clients.pop(speaker, set()):
             entry = self.entries.pop(client_id, None)
             self._owner.pop(client_id, None)

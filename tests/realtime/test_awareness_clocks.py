@@ -74,3 +74,17 @@ def test_a_reconnecting_page_takes_its_client_id_over_from_its_old_socket_only()
     assert room.forget(old) == []
     assert [entry.client_id for entry in room.states()] == [22]
     assert [entry.removed for entry in room.forget(new)] == [True]
+
+
+def test_the_same_persons_other_tab_echoing_a_state_does_not_take_it_over() -> None:
+    """Two tabs of one person: each page re-sends the other's state it receives (y-websocket
+    does). Taking the client id over on that echo made the tabs hand it back and forth, each
+    time one clock higher: a thousand messages a second with both tabs idle."""
+    room = Awareness()
+    tab_a, tab_b = _Socket(2, "bob"), _Socket(2, "bob")
+    room.receive(tab_a, (AwarenessEntry(31, 1, '{"user":{"name":"bob"}}'),))
+    room.receive(tab_b, (AwarenessEntry(32, 1, '{"user":{"name":"bob"}}'),))
+
+    # tab a echoes b's state, with the clock the room sent it
+    assert room.receive(tab_a, (AwarenessEntry(32, 2, '{"user":{"name":"bob"}}'),)) == []
+    assert [entry.removed for entry in room.forget(tab_b)] == [True]  # b's is still tab b's
