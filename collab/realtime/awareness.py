@@ -164,6 +164,11 @@ class Awareness:
                 # leaving does not clear the page's presence.
                 self._clients.get(owner, set()).discard(client_id)
                 self._owner.pop(client_id, None)
+            if entry.removed and client_id not in mine:
+                # A page echoing someone else's departure (y-websocket re-sends every change,
+                # removals too). Shared on, one clock higher, every other page echoed it back:
+                # an agent's departure went round the room a thousand times a second.
+                continue
             if client_id in self._remote_seen:
                 # Another process's (or an agent's) entry, echoed back: y-websocket clients
                 # re-send every awareness change they receive. Its owner renews and clears it.

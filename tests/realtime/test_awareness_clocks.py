@@ -88,3 +88,20 @@ def test_the_same_persons_other_tab_echoing_a_state_does_not_take_it_over() -> N
     # tab a echoes b's state, with the clock the room sent it
     assert room.receive(tab_a, (AwarenessEntry(32, 2, '{"user":{"name":"bob"}}'),)) == []
     assert [entry.removed for entry in room.forget(tab_b)] == [True]  # b's is still tab b's
+
+
+def test_a_page_echoing_an_agents_departure_is_not_shared_on() -> None:
+    """An agent's presence ends (through the relay); every page re-sends the removal it was
+    sent. Accepted and shared one clock higher, each echo was echoed again by the others:
+    about 950 removals of the same agent per page in the journey test."""
+    room = Awareness()
+    page = _Socket(2, "bob")
+    room.receive(page, (AwarenessEntry(41, 1, '{"user":{"name":"bob"}}'),))
+    agent = 1796341401933  # agents stamp their clock with the time
+    room.receive_remote((AwarenessEntry(99, agent, '{"user":{"name":"Eddie"}}'),))
+    room.receive_remote((AwarenessEntry(99, agent + 1, "null"),))
+
+    assert room.receive(page, (AwarenessEntry(99, agent + 2, "null"),)) == []
+    assert [entry.removed for entry in room.receive(page, (AwarenessEntry(41, 2, "null"),))] == [
+        True
+    ]  # its own departure still goes out
