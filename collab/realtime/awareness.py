@@ -163,7 +163,8 @@ class Awareness:
                 # not closed yet): the new socket takes its client id over, so the old one's
                 # leaving does not clear the page's presence.
                 self._clients.get(owner, set()).discard(client_id)
-                self._owner.pop(client_id, None)
+                self._owner[client_id] = speaker
+                mine.add(client_id)
             if entry.removed and client_id not in mine:
                 # A page echoing someone else's departure (y-websocket re-sends every change,
                 # removals too). Shared on, one clock higher, every other page echoed it back:
