@@ -150,6 +150,14 @@ def test_two_people_and_a_viewer_work_with_agents_and_an_admin_reviews(
         expect(page.get_by_test_id("edit-notice").first).to_contain_text(
             "Eddie edited the document"
         )
+    # presence does not echo round the room: each page's document socket took in 2,000 to
+    # 21,000 messages by this point while an agent's departure went round (23 to 58 now)
+    from tests.browser.conftest import PROBE_READ
+
+    for page in (alice, bob, carol):
+        sockets = page.evaluate(PROBE_READ)["sockets"]
+        document_socket = next(s for s in sockets if s["url"].endswith("/doc"))
+        assert document_socket["messages"] < 500, document_socket
     # people's cursors survive the agent's edit (the remote-selection plugin did not crash)
     bob.locator(".cm-content").click()
     bob.keyboard.press("Control+End")
