@@ -204,7 +204,7 @@ def _span(line: str, m: re.Match[str]) -> tuple[int, int] | None:
 
 # A line whose whole value is a date ("- Meeting date: 2027-04-14", "When: 4 March 2027"): that
 # date is a key figure of the document, as "Servings: 4" is; a date in a sentence is not.
-_LABELLED = re.compile(r"^(?P<lead>\s*(?:[-*+]|\d{1,3}[.)])?\s*[^\W\d_][^:\n*]{0,40}:\s+)")
+_LABELLED = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])?\s*[^\W\d_][^:\n*]{0,40}:\s+")
 
 
 def _labelled_date(line: str) -> str | None:
@@ -212,10 +212,10 @@ def _labelled_date(line: str) -> str | None:
     if label is None:
         return None
     value = line[label.end() :].rstrip()
-    for date, stop in ((value, ""), (value[:-1], ".")):
-        if date and (stop == "" or value.endswith(stop)) and _DATES.fullmatch(date):
-            return f"{line[: label.end()]}**{date}**{stop}"
-    return None
+    date = value if _DATES.fullmatch(value) else value.removesuffix(".")
+    if not date or _DATES.fullmatch(date) is None:
+        return None
+    return f"{line[: label.end()]}**{date}**{value[len(date) :]}"
 
 
 def _bold_line(line: str) -> str:

@@ -996,9 +996,11 @@ def episode(
                     request = request.replace("{" + slot + "}", p.phrase)
                     if slot in stated_instead:  # what the request says wins over memory
                         p.value, p.check = stated_instead[slot]
-                        slots[slot] = {"value": p.value}
+                        value = p.value
+                    else:
+                        value = slots.get(slot, {}).get("value", p.value)
                     slots[slot] = {
-                        "value": slots.get(slot, {}).get("value", p.value),
+                        "value": value,
                         "in": "request",
                         "evidence": p.phrase,
                     }
