@@ -24,7 +24,8 @@ import logging
 import threading
 import uuid
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import redis
 import redis.asyncio as aioredis
@@ -32,10 +33,24 @@ from django.conf import settings
 
 from collab.realtime.groups import document_relay_channel, document_relay_pattern
 
-if TYPE_CHECKING:
-    from collab.realtime.rooms import RoomManager
-
 log = logging.getLogger(__name__)
+
+
+class LocalRooms(Protocol):
+    """What the relay needs of a process's rooms (``collab.realtime.rooms.RoomManager``): which
+    documents have a live room, delivering to them and catching them up. A protocol: the edit
+    service publishes through the relay and the rooms read through the edit service, so the
+    relay importing the rooms, even for a type, would close a loop."""
+
+    @property
+    def rooms(self) -> Mapping[int, Any]: ...
+
+    async def deliver_update(self, document_id: int, update: bytes) -> None: ...
+
+    async def deliver_awareness(self, document_id: int, update: bytes) -> None: ...
+
+    async def catch_up(self, document_id: int | None = None) -> None: ...
+
 
 MAGIC = b"Y1"
 KIND_UPDATE = b"U"
@@ -79,7 +94,7 @@ class Relay:
 
 
 class RedisRelay(Relay):
-    def __init__(self, manager: RoomManager, url: str) -> None:
+    def __init__(self, manager: LocalRooms, url: str) -> None:
         self.manager = manager
         self.sender = uuid.uuid4().bytes
         self.client = aioredis.Redis.from_url(url)
@@ -186,7 +201,7 @@ class RedisRelay(Relay):
             await self.client.aclose()
 
 
-def make_relay(manager: RoomManager) -> Relay:
+def make_relay(manager: LocalRooms) -> Relay:
     if settings.REDIS_URL:
         return RedisRelay(manager, settings.REDIS_URL)
     return Relay()
@@ -194,14 +209,14 @@ def make_relay(manager: RoomManager) -> Relay:
 
 # --- publishing from code without an event loop ----------------------------------------------
 
-_local_managers: dict[asyncio.AbstractEventLoop, RoomManager] = {}
+_local_managers: dict[asyncio.AbstractEventLoop, LocalRooms] = {}
 _sync_client: redis.Redis | None = None
 _sync_sender = uuid.uuid4().bytes
 _sync_seq: dict[int, itertools.count[int]] = defaultdict(lambda: itertools.count(1))
 _lock = threading.Lock()
 
 
-def register_local_manager(loop: asyncio.AbstractEventLoop, manager: RoomManager) -> None:
+def register_local_manager(loop: asyncio.AbstractEventLoop, manager: LocalRooms) -> None:
     with _lock:
         for old in [old for old in _local_managers if old.is_closed()]:
             del _local_managers[old]

@@ -5,7 +5,11 @@
   line)``. ``FunctionLevelImportsContract`` (a contract type of ``lint-imports``, see
   ``.importlinter``) allows only the ones named in its ``allowed`` list.
 - ``import_cycles()``: the groups of modules that import each other, directly or through
-  others, counting every import (module level or inside a function, ``TYPE_CHECKING`` aside).
+  others, counting every import: module level or inside a function, and ``TYPE_CHECKING`` ones
+  too (``cycle_graph``). A loop that only a type-only import closes is still a loop: neither
+  module can be read, type-checked or moved without the other, and the first runtime use of
+  the type (an ``isinstance``, a default) turns it into an import error. The contracts read
+  ``graph()``, without them (they never run), as ``.importlinter`` says.
 
 Run ``python -m tests.architecture.import_cycles`` to print the cycles (exit 1 if any).
 """
@@ -40,6 +44,12 @@ def graph(packages: tuple[str, ...] = PACKAGES) -> grimp.ImportGraph:
     """Every import of ``packages`` (function-level ones included; ``TYPE_CHECKING`` ones not:
     they never run)."""
     return grimp.build_graph(*packages, exclude_type_checking_imports=True, cache_dir=None)
+
+
+@cache
+def cycle_graph(packages: tuple[str, ...] = PACKAGES) -> grimp.ImportGraph:
+    """Every import of ``packages``, ``TYPE_CHECKING`` ones included: what the cycle check reads."""
+    return grimp.build_graph(*packages, exclude_type_checking_imports=False, cache_dir=None)
 
 
 def _package_dir(package: str) -> Path:
@@ -130,7 +140,7 @@ def function_level_imports(packages: Iterable[str] = PACKAGES) -> list[FunctionI
 def import_cycles(import_graph: grimp.ImportGraph | None = None) -> list[list[str]]:
     """Strongly connected groups of two or more modules (Tarjan, iterative), each sorted, the
     list sorted: every module of a group reaches every other through imports."""
-    g = import_graph or graph()
+    g = import_graph or cycle_graph()
     modules = sorted(g.modules)
     edges = {m: sorted(g.find_modules_directly_imported_by(m)) for m in modules}
     index: dict[str, int] = {}
@@ -177,7 +187,7 @@ def import_cycles(import_graph: grimp.ImportGraph | None = None) -> list[list[st
 
 def shortest_cycle(group: list[str], import_graph: grimp.ImportGraph | None = None) -> list[str]:
     """One shortest loop through the first module of ``group`` (for the report)."""
-    g = import_graph or graph()
+    g = import_graph or cycle_graph()
     start = group[0]
     members = set(group)
     best: list[str] = []

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import ast
+import configparser
 import subprocess
 import sys
 from pathlib import Path
 
 import grimp
+import pytest
 
-from tests.architecture.imports import _FunctionImports, import_cycles
+from tests.architecture.contracts import project_imports
+from tests.architecture.imports import (
+    PACKAGES,
+    _FunctionImports,
+    cycle_graph,
+    function_level_imports,
+    import_cycles,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,6 +36,34 @@ def test_no_import_cycle() -> None:
     assert import_cycles() == [], (
         "run `python -m tests.architecture.import_cycles` to see each loop"
     )
+
+
+def test_a_loop_closed_only_by_a_type_checking_import_is_a_cycle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a relay that names the rooms' type only for type checking, and rooms that import it
+    package = tmp_path / "looppkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "rooms.py").write_text("from looppkg import relay\n")
+    (package / "relay.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from looppkg.rooms import R\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    assert import_cycles(cycle_graph(("looppkg",))) == [["looppkg.relay", "looppkg.rooms"]]
+
+
+def _max_project_imports() -> int:
+    config = configparser.ConfigParser()
+    config.read(ROOT / ".importlinter")
+    return config.getint("importlinter:contract:function-level-imports", "max_project_imports")
+
+
+def test_at_most_15_function_level_imports_of_project_modules() -> None:
+    assert _max_project_imports() <= 15
+    ours = project_imports(function_level_imports(), list(PACKAGES))
+    assert len(ours) <= _max_project_imports(), "\n".join(item.expression for item in ours)
 
 
 def test_no_cycle_between_the_platform_and_agents() -> None:
