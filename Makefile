@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 help:
 	@echo "make run    - install, migrate and serve Collab on http://$(HOST):$(PORT) (embedded mode)"
 	@echo "make test   - install dev dependencies and run the whole test suite"
-	@echo "make check  - ruff format/lint, mypy, import contracts (lint-imports), no import cycle, makemigrations --check"
+	@echo "make check  - ruff format/lint, mypy, import contracts (lint-imports), no import cycle, module sizes, makemigrations --check"
 	@echo "make cycles - list the import cycles between modules of collab and agents (exit 1 if any)"
 	@echo "make assets - re-vendor the pinned npm packages into static/vendor (needs Node)"
 	@echo "make eval   - the evaluation's headline table (docs/evaluation.md) and HTML report in eval-out/"
@@ -57,6 +57,7 @@ check: $(VENV)/.installed-dev
 	$(VENV)/bin/mypy collab agents
 	$(VENV)/bin/lint-imports
 	$(PY) -m tests.architecture.import_cycles
+	$(PY) -m tests.architecture.module_sizes
 	$(PY) manage.py makemigrations --check --dry-run
 
 # Every import counts, function-level ones too (tests/architecture/import_cycles.py).

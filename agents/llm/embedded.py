@@ -33,15 +33,8 @@ from langchain_core.messages import (
 )
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
-from agents.llm.embedded_reply import (
-    SYSTEM,
-    TurnFacts,
-    describe_capabilities,
-    finish,
-    prompt,
-    should_stop,
-    shown_so_far,
-)
+from agents.llm.embedded_prompt import SYSTEM, describe_capabilities, prompt
+from agents.llm.embedded_reply import TurnFacts, finish, should_stop, shown_so_far
 from agents.llm.errors import ModelConfigError
 from agents.models import ModelProfile, Provider
 

@@ -106,7 +106,7 @@ def test_the_reply_mask_forbids_exactly_the_tokens_with_control_characters() -> 
 
 @pytest.mark.timeout(600)
 def test_the_warm_up_leaves_the_prompts_constant_head_evaluated() -> None:
-    from agents.llm.embedded_reply import SYSTEM, prompt
+    from agents.llm.embedded_prompt import SYSTEM, prompt
 
     llama = embedded._llama(str(embedded.embedded_model_path()))
     cache = llama.cache

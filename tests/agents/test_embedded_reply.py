@@ -1,5 +1,6 @@
 """What the small embedded model writes is kept to what it does reliably
-(agents/llm/embedded_reply.py): the failures seen on a fresh install, as inputs."""
+(agents/llm/embedded_prompt.py and embedded_reply.py): the failures seen on a fresh install, as
+inputs."""
 
 from __future__ import annotations
 
@@ -9,16 +10,13 @@ import pytest
 
 from agents import llm
 from agents.llm import embedded
+from agents.llm.embedded_prompt import CAPABILITIES, SYSTEM, describe_capabilities, prompt
 from agents.llm.embedded_reply import (
-    CAPABILITIES,
     MAX_CHARS,
-    SYSTEM,
     TurnFacts,
-    describe_capabilities,
     finish,
     grounded,
     loop_start,
-    prompt,
     should_stop,
     shown_so_far,
 )
