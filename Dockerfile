@@ -17,9 +17,9 @@ WORKDIR /src
 # Only the dependency list, so this layer is rebuilt when dependencies change, not on every edit.
 # The code itself runs from /app (not installed into site-packages), where settings find the
 # templates and static files beside it.
-# EXTRAS names optional dependency groups of pyproject.toml to add, comma-separated
-# (for example --build-arg EXTRAS=openai,anthropic).
-ARG EXTRAS=""
+# EXTRAS names optional dependency groups of pyproject.toml to add, comma-separated; the model
+# providers are small and come by default (--build-arg EXTRAS= leaves them out).
+ARG EXTRAS="openai,anthropic"
 COPY pyproject.toml ./
 RUN python <<'PY' > requirements.txt
 import os, tomllib

@@ -10,7 +10,8 @@ sets up, and a test call.
   release step run); the first of them becomes the default when none is set. The key itself
   never reaches the database: a profile names the variable that holds it.
 * ``test_profile``: one real call to the model, as the Models page's Test button makes it:
-  the answer, the latency and the tokens, or the exact error.
+  the answer, the latency and the tokens, or what is wrong in plain words (nothing answers at
+  the address, the key was refused or is not set, the model is unknown: ``llm/diagnosis.py``).
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.utils.json import parse_partial_json
 
 from agents import llm
+from agents.llm import diagnosis
 from agents.models import ModelProfile, Provider
 from agents.schemas import json_schema, streamed_text
+from collab.lib.env import env_str
 
 
 def resolve_profile(profile: ModelProfile | None) -> ModelProfile:
@@ -166,6 +169,7 @@ class TestResult:
     tokens_in: int | None = None
     tokens_out: int | None = None
     error: str = ""
+    note: str = ""  # after a call that worked: something still worth fixing
 
     __test__ = False  # not a pytest class
 
@@ -200,8 +204,25 @@ def _words_shown(text: str) -> bool:
         return False
 
 
+HOSTED = {Provider.OPENAI: "OpenAI's API", Provider.ANTHROPIC: "Anthropic's API"}
+
+
+def _target(profile: ModelProfile) -> diagnosis.Target:
+    key = None
+    if profile.api_key_env:
+        key = env_str(profile.api_key_env) or None
+    return diagnosis.Target(
+        provider=str(profile.provider),
+        where=profile.base_url or HOSTED.get(Provider(profile.provider), str(profile.provider)),
+        model=profile.model,
+        key_env=profile.api_key_env,
+        key=key,
+        timeout_seconds=profile.timeout_seconds,
+    )
+
+
 def test_profile(profile: ModelProfile) -> TestResult:
-    """One real call, streamed like a turn: the reply, latency, tokens, or the exact error."""
+    """One real call, streamed like a turn: the reply, latency, tokens, or what is wrong."""
     started = time.monotonic()
     first: float | None = None
     text = ""
@@ -219,15 +240,19 @@ def test_profile(profile: ModelProfile) -> TestResult:
         return TestResult(
             ok=False,
             latency_ms=int((time.monotonic() - started) * 1000),
-            error=str(exc)[:2000],
+            error=diagnosis.explain(exc, _target(profile))[:2000],
             answer=text[:500],
         )
+    latency_ms = int((time.monotonic() - started) * 1000)
     action = decision.actions[0]
     return TestResult(
         ok=True,
         answer=action.text,
         kind=action.kind,
-        latency_ms=int((time.monotonic() - started) * 1000),
+        latency_ms=latency_ms,
+        note=diagnosis.unlisted_model_note(_target(profile))
+        if profile.provider == Provider.OPENAI
+        else "",
         first_token_ms=int((first - started) * 1000) if first is not None else None,
         tokens_in=tokens_in,
         tokens_out=tokens_out,

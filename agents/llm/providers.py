@@ -1,7 +1,7 @@
 """The hosted and server providers: OpenAI-compatible endpoints (langchain-openai, the ``openai``
 extra) with a JSON-schema response format, and Anthropic (langchain-anthropic, the ``anthropic``
-extra), whose prompt asks for JSON that the engine validates. The provider packages are optional,
-so each is imported where a model of its kind is built.
+extra), whose prompt asks for JSON that the engine validates. ``make run`` installs both; each is
+imported where a model of its kind is built.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import SecretStr
 
 from agents.llm.errors import ModelConfigError, ModelError
 from agents.models import ModelProfile
@@ -40,7 +41,8 @@ def openai_model(
         from langchain_openai import ChatOpenAI
     except ImportError as exc:
         raise ModelConfigError(
-            "OpenAI-compatible profiles need the 'openai' extra: pip install 'collab[openai]'."
+            "This server was installed without the OpenAI-compatible provider: `make run` "
+            "installs it with the others."
         ) from exc
     # Local servers (Ollama, vLLM, llama.cpp) accept any key; hosted ones need a real one.
     key = _api_key(profile, required=not profile.base_url) or "not-needed"
@@ -195,13 +197,17 @@ def anthropic_model(profile: ModelProfile, *, temperature: float) -> BaseChatMod
         from langchain_anthropic import ChatAnthropic
     except ImportError as exc:
         raise ModelConfigError(
-            "Anthropic profiles need the 'anthropic' extra: pip install 'collab[anthropic]'."
+            "This server was installed without the Anthropic provider: `make run` installs it "
+            "with the others."
         ) from exc
-    return ChatAnthropic(
-        model=profile.model,
-        api_key=_api_key(profile, required=True),
+    key = _api_key(profile, required=True) or ""
+    return ChatAnthropic(  # the fields' aliases: what the type checker reads
+        model_name=profile.model,
+        api_key=SecretStr(key),
+        base_url=profile.base_url or None,  # a proxy or gateway that speaks Anthropic's API
         temperature=temperature,
-        max_tokens=profile.max_tokens,
+        max_tokens_to_sample=profile.max_tokens,
         timeout=profile.timeout_seconds,
         max_retries=0,
+        stop=None,
     )

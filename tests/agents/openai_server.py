@@ -2,6 +2,7 @@
 
 * ``llama_server``: llama-cpp-python's own OpenAI-compatible server (its ``server`` extra)
   serving the shipped SmolLM2 file, started on a free port for the test session;
+  ``llama_server_with_key``: the same, refusing requests without ``SERVER_KEY``;
 * ``silent_server``: a socket that accepts connections and never answers (a timeout);
 * ``closed_port``: a port nothing listens on.
 """
@@ -32,21 +33,40 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _wait_for(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
+def _wait_for(
+    url: str,
+    process: subprocess.Popen[bytes],
+    timeout: float,
+    headers: dict[str, str] | None = None,
+) -> None:
     deadline = time.monotonic() + timeout
+    request = urllib.request.Request(url, headers=headers or {})  # noqa: S310
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the model server exited with {process.returncode}")
-        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as answer:  # noqa: S310
+        with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=2) as answer:  # noqa: S310
             json.load(answer)
             return
         time.sleep(0.3)
     raise RuntimeError(f"the model server did not come up at {url}")
 
 
+SERVER_KEY = "test-server-key"
+
+
 @pytest.fixture(scope="session")
 def llama_server() -> Iterator[str]:
     """The base URL (``http://127.0.0.1:<port>/v1``) of llama-cpp-python's server."""
+    yield from _llama_server()
+
+
+@pytest.fixture(scope="session")
+def llama_server_with_key() -> Iterator[str]:
+    """The same server, refusing every request without the key ``SERVER_KEY``."""
+    yield from _llama_server("--api_key", SERVER_KEY)
+
+
+def _llama_server(*extra: str) -> Iterator[str]:
     if importlib.util.find_spec("uvicorn") is None or importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("needs llama-cpp-python[server] (the dev extra)")
     path = embedded.embedded_model_path()  # found the way the embedded provider finds it
@@ -69,12 +89,14 @@ def llama_server() -> Iterator[str]:
             "2",
             "--seed",
             "7",
+            *extra,
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
-        _wait_for(f"http://127.0.0.1:{port}/v1/models", process, timeout=180)
+        headers = {"Authorization": f"Bearer {SERVER_KEY}"} if extra else {}
+        _wait_for(f"http://127.0.0.1:{port}/v1/models", process, timeout=180, headers=headers)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         process.terminate()
