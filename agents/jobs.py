@@ -12,7 +12,7 @@ from django.db import DatabaseError, OperationalError
 from kombu.exceptions import OperationalError as BrokerError
 
 from agents import enqueue, llm
-from agents.engine.claim import out_of_time_message, seconds_left
+from agents.engine.lease import out_of_time_message, seconds_left
 from agents.engine.outcome import Outcome
 from agents.engine.runner import run_turn
 from agents.models import Turn

@@ -13,15 +13,27 @@ mode does, for the tasks it creates), else from ``model_signals`` (the engine pa
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import date
 from typing import Any
 
-from agents.policies import UnknownPolicyError, get_policy
-from agents.policies.adapter import decide_from_context, memory_facts, requester_facts
-from agents.policies.base import Situation, SlotState
-from agents.policies.situation import known_and_open
-from agents.policies.style import preferences, prompt_hints, restyle_actions
-from agents.policies.templates import get_template, load_templates
+from agents.policies.adapter import decide_from_context, memory_facts
+from agents.policies.base import Situation
+from agents.policies.registry import known_policy
+from agents.policies.style import prompt_hints, restyle_actions
+from agents.policies.understand import grounding as understood_grounding
+from agents.policies.understand import requester_preferences, shipped_template_kind
+
+__all__ = [
+    "SignalProvider",
+    "decision_options",
+    "grounding",
+    "known_policy",
+    "policy_decision",
+    "preference_hint",
+    "provided_options",
+    "register_signal_provider",
+    "restyled_actions",
+    "template_kind",
+]
 
 # A provider gets the turn context and returns options for ``decide_from_context`` (signals,
 # extraction, template_kind, today) or None when it has nothing to say about this turn.
@@ -34,19 +46,7 @@ def register_signal_provider(provider: SignalProvider) -> None:
         _signal_providers.append(provider)
 
 
-def known_policy(name: str) -> bool:
-    try:
-        get_policy(name)
-    except UnknownPolicyError:
-        return False
-    return True
-
-
-def template_kind(context: Mapping[str, Any]) -> str | None:
-    """The task's template kind (None for a free-form task: the adapter then guesses one from
-    the title, goal and request, or works without). A template no longer shipped counts as none."""
-    kind = str((context.get("task") or {}).get("template") or "")
-    return kind if kind in load_templates() else None
+template_kind = shipped_template_kind
 
 
 def provided_options(context: dict[str, Any]) -> dict[str, Any] | None:
@@ -92,8 +92,7 @@ def policy_decision(
 
 
 def _requester_preferences(context: Mapping[str, Any]) -> dict[str, str]:
-    kind = template_kind(context)
-    return preferences(requester_facts(context, get_template(kind) if kind else None))
+    return requester_preferences(context, template_kind(context))
 
 
 def preference_hint(context: Mapping[str, Any]) -> str:
@@ -112,64 +111,15 @@ def restyled_actions(
     return restyle_actions(actions, _requester_preferences(context), assumption=assumption)
 
 
-def _said(state: SlotState) -> tuple[str, str]:
-    """A known slot as people say it: ("start date", "12 May 2027"), ("", "8 travelers")."""
-    value = " ".join(str(state.value or "").split())
-    if state.spec.type == "date":
-        try:
-            day = date.fromisoformat(value)
-        except ValueError:
-            pass
-        else:
-            value = f"{day.day} {day:%B %Y}"
-    if state.spec.type == "number":
-        return "", f"{value} {state.spec.display}"
-    return state.spec.display, value
-
-
-# How sure a reading must be for the reply to state it: the policy's own threshold for an answer,
-# higher for the document, whose loose readings (a "Day 1" heading read as a date) it may still
-# act on but the reply does not say as fact.
-STATE_CONFIDENCE = {"document": 0.9}
-STATE_CONFIDENCE_DEFAULT = 0.5
-
-
-def _stated(state: SlotState, agent: str) -> bool:
-    value = " ".join(str(state.value or "").split()).lower()
-    if not value or (agent and value in {agent.lower(), f"@{agent.lower()}"}):
-        return False  # the agent's own @mention is not a value people gave
-    threshold = STATE_CONFIDENCE.get(str(state.source), STATE_CONFIDENCE_DEFAULT)
-    return state.confidence >= threshold
-
-
 def grounding(context: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
-    """What the turn actually knows, for the embedded model's grounded sentence
-    (``agents/llm/embedded_reply.py``, ``grounded``), from the policy's ``record``
-    (``policy_decision``): ``known``, [label, value] pairs of the values the request, chat,
-    document or memory gave, those read surely enough to state (``STATE_CONFIDENCE``);
-    ``still_open``, the labels of the required values nobody gave;
-    ``memory_item_ids``, the requester's own remembered items among them (the only items the
-    reply then states, so the only ones its chips may name)."""
+    """``agents.policies.understand.grounding`` for a stored context and decision ``record``
+    (``policy_decision``): what the turn knew, for the embedded model's grounded sentence."""
     data = record.get("situation")
     if not isinstance(data, Mapping):
         return {"known": [], "still_open": [], "memory_item_ids": []}
-    known, still_open = known_and_open(Situation.from_dict(data))
-    known = tuple(s for s in known if _stated(s, str(context.get("agent") or "")))
-    facts = memory_facts(context)
-    asker = context.get("requested_by_id")
-    item_ids: list[int] = []
-    for state in known:
-        if state.source != "memory" or asker is None:
-            continue
-        mine = [
-            f.item_id
-            for f in facts
-            if f.person_id == asker and f.slot_name == state.name and f.item_id is not None
-        ]
-        if mine:
-            item_ids.append(mine[-1])  # the newest wins, as the situation read it
-    return {
-        "known": [list(_said(state)) for state in known],
-        "still_open": [state.spec.display for state in still_open],
-        "memory_item_ids": item_ids,
-    }
+    return understood_grounding(
+        Situation.from_dict(data),
+        memory_facts(context),
+        agent=str(context.get("agent") or ""),
+        asker=context.get("requested_by_id"),
+    )

@@ -21,7 +21,7 @@ valid JSON for its schema gives no signal (the policy then falls back to what th
 and is recorded on its ModelCall; it never fails the turn. The prompt-and-parse call itself is
 ``agents.policies.signals.ask_structured``, shared with the offline evaluation.
 
-The engine (``agents/engine/decide.py``) plans the calls here, runs them in its model threads
+The engine (``agents/engine/understand.py``) plans the calls here, runs them in its model threads
 while it renews the turn's lease, then records them here. A registered signal provider (the
 evaluation harness's oracle mode) takes precedence: then no call is made
 (``agents/policies_bridge.py``).
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -40,7 +39,7 @@ from pydantic import BaseModel
 from agents import llm
 from agents.context import messages_for_log
 from agents.models import ModelCall, ModelProfile, Turn
-from agents.policies.adapter import signal_inputs
+from agents.policies.adapter import ParsedRequest
 from agents.policies.signals import (
     AmbiguityRating,
     InterpretationOut,
@@ -54,7 +53,6 @@ from agents.policies.signals import (
     interpretation_prompt,
     interpretations_prompt,
 )
-from agents.policies_bridge import template_kind
 
 AMBIGUITY = "signals:ambiguity"
 SAMPLE = "signals:sample"
@@ -96,20 +94,13 @@ def calls_per_turn(policy_name: str) -> int:
     return len(needs - {"samples"}) + (SAMPLES if "samples" in needs else 0)
 
 
-def plan(
-    policy_name: str,
-    profile: ModelProfile,
-    context: Mapping[str, Any],
-    *,
-    today: date | None = None,
-) -> list[SignalCall]:
-    """The calls ``policy_name`` needs for this turn (none for never, ask_once, custom ones)."""
+def plan(policy_name: str, profile: ModelProfile, parsed: ParsedRequest) -> list[SignalCall]:
+    """The calls ``policy_name`` needs for this turn's ``parsed`` request (none for never,
+    ask_once, custom ones)."""
     needs = needed(policy_name)
     if not needs:
         return []
-    request, template, known = signal_inputs(
-        context, template_kind=template_kind(context), today=today
-    )
+    request, template, known = parsed.request, parsed.template, dict(parsed.answers)
     if not request.strip():
         return []
     specs = list(template.slots) if template else []

@@ -1,52 +1,26 @@
-"""Claiming a turn: at most one running turn per agent and task (a partial unique constraint),
-held by a lease its worker renews while it works; a turn whose lease ran out (its worker died)
-is taken over by the next delivery."""
+"""The first stage, claim: at most one running turn per agent and task (a partial unique
+constraint), held by a lease its worker renews while it works; a turn whose lease ran out (its
+worker died) is taken over by the next delivery. A turn not yet decided is also held to the
+workspace's monthly spending limit and to its own wall-clock budget (``lease``)."""
 
 from __future__ import annotations
 
 import logging
 from contextlib import nullcontext
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists
 from django.utils import timezone
 
 from agents import events, profiles
+from agents.engine.lease import lease_expiry, out_of_time_message, seconds_left
 from agents.engine.outcome import Outcome
 from agents.models import FINAL_STATUSES, ModelProfile, Turn, TurnStatus
+from agents.review.usage import check_budget
 from agents.services import turns as turn_services
 
 log = logging.getLogger(__name__)
-
-
-def lease_seconds() -> int:
-    return settings.AGENTS_TURN_LEASE_SECONDS
-
-
-def time_budget_seconds() -> int:
-    return settings.AGENTS_TURN_TIME_BUDGET_SECONDS
-
-
-def seconds_left(turn: Turn) -> float:
-    """What is left of the turn's one wall-clock budget, counted from its first start: retries,
-    signal calls and every attempt's streaming share it."""
-    if turn.started_at is None:
-        return float(time_budget_seconds())
-    return time_budget_seconds() - (timezone.now() - turn.started_at).total_seconds()
-
-
-def out_of_time_message() -> str:
-    return (
-        f"Stopped for time: the turn used its whole {time_budget_seconds()} s budget "
-        "(AGENTS_TURN_TIME_BUDGET_SECONDS), retries included."
-    )
-
-
-def lease_expiry() -> datetime:
-    return timezone.now() + timedelta(seconds=lease_seconds())
 
 
 @dataclass(frozen=True)
@@ -56,6 +30,32 @@ class Claim:
     turn: Turn | None
     outcome: Outcome | None
     profile: ModelProfile | None = None  # the turn's resolved model profile, once claimed
+
+    def summary(self) -> str:
+        if self.turn is None:
+            return str(self.outcome)
+        resumed = " (decided by an earlier delivery)" if self.turn.decision is not None else ""
+        return f"attempt {self.turn.attempts}, {self.turn.model_label or self.turn.model}{resumed}"
+
+
+def claim(turn_id: int) -> Claim:
+    """The claim stage: ``claim_turn``, then the limits a turn not yet decided must be within
+    (a redelivery after its decision only applies what is stored). ``outcome`` says why this
+    delivery does not run the turn; a turn over a limit is failed."""
+    claimed = claim_turn(turn_id)
+    turn = claimed.turn
+    if turn is None or claimed.profile is None or turn.decision is not None:
+        return claimed
+    review = getattr(turn.task.workspace, "review_settings", None)  # loaded by the claim
+    if review is not None and review.monthly_budget is not None:
+        budget = check_budget(turn.task.workspace_id)
+        if budget.blocked:  # the workspace's monthly hard stop (agents/review/usage.py)
+            turn_services.fail_turn(turn_id=turn_id, error=budget.message)
+            return Claim(None, Outcome.OVER_BUDGET)
+    if seconds_left(turn) <= 0:  # a retry that came too late
+        turn_services.fail_turn(turn_id=turn_id, error=out_of_time_message())
+        return Claim(None, Outcome.FAILED)
+    return claimed
 
 
 _CLAIM_RELATED = (

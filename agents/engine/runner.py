@@ -1,31 +1,38 @@
-"""``run_turn``: claim, decide, act, finish. What ``run_turn_job`` calls.
+"""``run_turn``: the turn's stages in order. What ``run_turn_job`` calls.
+
+    claim → gather → understand → decide → produce → apply → finish
+
+Each stage is a plain function of its own module here with a typed value in and out (``Claim``,
+``TurnInput``, ``Understanding``, ``Decision``, ``Produced``, the pending actions' keys,
+``Outcome``); none reads what a later stage writes, none calls back into an earlier one.
 
 It is safe to call again for the same turn at any point (a redelivered job after a worker was
 killed):
 
 * claiming is a short transaction; at most one turn per agent and task is ``running``, and a
-  running turn holds a lease that its worker renews while it streams (``claim``);
+  running turn holds a lease that its worker renews while it streams (``claim``, ``lease``);
 * the validated decision and its actions are stored before any of them is applied, so a
-  redelivery never asks the model again once it has decided (``decide``); leading replies,
-  notes and finish are the exception: they are applied in that same transaction and stored
-  already applied;
+  redelivery never produces again once the turn has decided (``apply.store_decision``);
+  leading replies, notes and finish are the exception: they are applied in that same
+  transaction and stored already applied;
 * every other action is applied in its own transaction together with its ``applied`` mark, and
-  is looked up by its idempotency key first, so no action is ever applied twice (``act``).
+  is looked up by its idempotency key first, so no action is ever applied twice (``apply``).
 """
 
 from __future__ import annotations
 
 from agents import llm, presence
-from agents.engine.act import apply_pending, finish
-from agents.engine.claim import claim_turn, out_of_time_message, seconds_left
+from agents.engine.apply import apply_actions, store_produced
+from agents.engine.claim import claim
 from agents.engine.decide import decide
+from agents.engine.finish import finish
+from agents.engine.gather import gather, read_document
 from agents.engine.outcome import Outcome
+from agents.engine.produce import produce
 from agents.engine.stream import TurnBudgetExceeded, TurnCancelled
-from agents.models import Trigger
-from agents.review.usage import check_budget
-from agents.services.questions import announce_assumption, prepare_assumption
+from agents.engine.trace import Trace
+from agents.engine.understand import understand
 from agents.services.turns import fail_turn
-from collab.tasks.models import Document
 
 
 def run_turn(*, turn_id: int) -> Outcome:
@@ -33,22 +40,13 @@ def run_turn(*, turn_id: int) -> Outcome:
 
     Raises ``llm.ModelError`` for failures worth a retry (the job owns the retry policy).
     """
-    claim = claim_turn(turn_id)
-    turn, profile = claim.turn, claim.profile
+    trace = Trace()
+    claimed = trace.run("claim", claim, turn_id)
+    turn, profile = claimed.turn, claimed.profile
     if turn is None or profile is None:
-        return claim.outcome or Outcome.MISSING
-    if turn.decision is None:
-        review = getattr(turn.task.workspace, "review_settings", None)  # loaded by the claim
-        if review is not None and review.monthly_budget is not None:
-            budget = check_budget(turn.task.workspace_id)
-            if budget.blocked:  # the workspace's monthly hard stop (agents/review/usage.py)
-                fail_turn(turn_id=turn_id, error=budget.message)
-                return Outcome.OVER_BUDGET
-    if turn.decision is None and seconds_left(turn) <= 0:  # a retry that came too late
-        fail_turn(turn_id=turn_id, error=out_of_time_message())
-        return Outcome.FAILED
-    # Its text (not the Yjs state) for the prompt, its id for the agent's presence.
-    document = Document.objects.filter(task_id=turn.task_id).only("text").first()
+        return claimed.outcome or Outcome.MISSING
+    trace.attempt = turn.attempts
+    document = read_document(turn)
     presence.show(
         turn_id=turn.pk,
         agent_id=turn.agent_id,
@@ -59,11 +57,12 @@ def run_turn(*, turn_id: int) -> Outcome:
     try:
         pending: list[str] | None = None
         if turn.decision is None:
-            pending = decide(turn, profile, document)
-        prepare_assumption(turn=turn)  # a timed-out turn: the document before it acts (Undo)
-        apply_pending(turn, pending)
-        if turn.trigger == Trigger.TIMEOUT:  # only a timed-out turn has an assumption
-            announce_assumption(turn_id=turn.pk)  # ... and its "I assumed X" message
+            inp = trace.run("gather", gather, turn, profile, document=document)
+            understanding = trace.run("understand", understand, inp)
+            decision = trace.run("decide", decide, inp, understanding)
+            produced = trace.run("produce", produce, inp, understanding, decision)
+            pending = trace.run("store", store_produced, turn, decision, produced)
+        trace.run("apply", apply_actions, turn, pending)
     except TurnCancelled:
         return Outcome.CANCELLED
     except (llm.ModelConfigError, TurnBudgetExceeded) as exc:
@@ -71,4 +70,4 @@ def run_turn(*, turn_id: int) -> Outcome:
         return Outcome.FAILED
     finally:
         presence.hide(turn.pk)
-    return finish(turn)
+    return trace.run("finish", finish, turn)

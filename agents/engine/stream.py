@@ -14,7 +14,7 @@ from django.utils import timezone
 from langchain_core.utils.json import parse_partial_json
 
 from agents import events, llm, presence
-from agents.engine.claim import lease_expiry, out_of_time_message, seconds_left
+from agents.engine.lease import lease_expiry, out_of_time_message, seconds_left
 from agents.models import Turn, TurnStatus
 from agents.schemas import streamed_text
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -283,15 +284,97 @@ def request_and_chat(context: Mapping[str, Any]) -> tuple[str, list[str], list[s
     return request, chat, []
 
 
+@dataclass(frozen=True)
+class ParsedRequest:
+    """A turn's request as the policies read it, before any model signal: the request (the
+    turn's prompt, else the newest human message), the human chat before and after it, the
+    task's template (given or guessed), the slot values its answered cards give, the requester's
+    memory facts for that kind of work, and the day relative dates are read against."""
+
+    request: str
+    chat: tuple[str, ...]
+    later: tuple[str, ...]
+    template: TaskTemplate | None
+    answers: Mapping[str, str]
+    facts: tuple[MemoryFact, ...]
+    today: date
+
+
+def parse_request(
+    context: Mapping[str, Any], *, template_kind: str | None = None, today: date | None = None
+) -> ParsedRequest:
+    """The request read from a turn's stored context. Without `template_kind` the template is
+    guessed from the task title, goal and request (None: a free-form task)."""
+    today = request_date(context, today)
+    request, chat, later = request_and_chat(context)
+    template = _template_for({**context, "request": request}, template_kind)
+    return ParsedRequest(
+        request=request,
+        chat=tuple(chat),
+        later=tuple(later),
+        template=template,
+        answers=answers_by_slot(context, template, today=today),
+        facts=tuple(requester_facts(context, template)),
+        today=today,
+    )
+
+
 def signal_inputs(
     context: Mapping[str, Any], *, template_kind: str | None = None, today: date | None = None
 ) -> tuple[str, TaskTemplate | None, dict[str, str]]:
     """What the model-signal prompts need, read as `situation_from_context` reads it: the
     request, the template (given or guessed) and the slot values already answered."""
-    today = request_date(context, today)
-    request, _, _ = request_and_chat(context)
-    template = _template_for({**context, "request": request}, template_kind)
-    return request, template, answers_by_slot(context, template, today=today)
+    parsed = parse_request(context, template_kind=template_kind, today=today)
+    return parsed.request, parsed.template, dict(parsed.answers)
+
+
+def situation_of(
+    context: Mapping[str, Any],
+    parsed: ParsedRequest,
+    *,
+    signals: Signals | None = None,
+    extraction: SlotExtraction | None = None,
+    budget: AskingBudget | None = None,
+    timed_out: bool = False,
+    changes_in_episode: int = 0,
+) -> Situation:
+    """The Situation for a parsed request. Without `budget`, the answered cards count as
+    questions already asked and the preference is the requester's own "asking" fact (nobody
+    else's "ask me less" changes how this person is treated)."""
+    facts = list(parsed.facts)
+    if budget is None:
+        asked = len(context.get("answers", ()))
+        preference, at_most = asking_preference(facts)
+        budget = AskingBudget(
+            asked_in_episode=asked,
+            asked_in_session=asked,
+            preference=preference,
+            at_most=at_most,
+        )
+    task = context.get("task") or {}
+    goal = " ".join(str(task.get(k) or "") for k in ("title", "goal")).strip()
+    return build_situation(
+        request=parsed.request,
+        template=parsed.template,
+        answers=dict(parsed.answers),
+        chat=list(parsed.chat),
+        later=list(parsed.later),
+        document=str(context.get("document", "")),
+        memory=facts,
+        extraction=extraction,
+        signals=signals,
+        budget=budget,
+        timed_out=timed_out,
+        changes_in_episode=changes_in_episode,
+        today=parsed.today,
+        goal=goal,
+        agent_messages=_agent_messages(context),
+        people=[
+            str(context.get("requested_by") or ""),
+            *{str(m.get("author") or "") for m in context.get("messages", ())},
+            *{f.person_name for f in memory_facts(context)},
+        ],
+    )
 
 
 def situation_from_context(
@@ -305,46 +388,15 @@ def situation_from_context(
     changes_in_episode: int = 0,
     today: date | None = None,
 ) -> Situation:
-    """The Situation for a turn from its stored context. Without `template_kind` the template is
-    guessed from the task title, goal and request (None: a free-form task). Without `budget`, the
-    answered cards count as questions already asked and the preference is the requester's own
-    "asking" fact (nobody else's "ask me less" changes how this person is treated)."""
-    today = request_date(context, today)
-    request, chat, later = request_and_chat(context)
-    template = _template_for({**context, "request": request}, template_kind)
-    facts = requester_facts(context, template)
-    if budget is None:
-        asked = len(context.get("answers", ()))
-        preference, at_most = asking_preference(facts)
-        budget = AskingBudget(
-            asked_in_episode=asked,
-            asked_in_session=asked,
-            preference=preference,
-            at_most=at_most,
-        )
-    task = context.get("task") or {}
-    goal = " ".join(str(task.get(k) or "") for k in ("title", "goal")).strip()
-    return build_situation(
-        request=request,
-        template=template,
-        answers=answers_by_slot(context, template, today=today),
-        chat=chat,
-        later=later,
-        document=str(context.get("document", "")),
-        memory=facts,
-        extraction=extraction,
+    """The Situation for a turn from its stored context (`parse_request`, then `situation_of`)."""
+    return situation_of(
+        context,
+        parse_request(context, template_kind=template_kind, today=today),
         signals=signals,
+        extraction=extraction,
         budget=budget,
         timed_out=timed_out,
         changes_in_episode=changes_in_episode,
-        today=today,
-        goal=goal,
-        agent_messages=_agent_messages(context),
-        people=[
-            str(context.get("requested_by") or ""),
-            *{str(m.get("author") or "") for m in context.get("messages", ())},
-            *{f.person_name for f in memory_facts(context)},
-        ],
     )
 
 
@@ -362,6 +414,20 @@ def decision_record(situation: Situation, decision: Decision) -> dict[str, Any]:
     }
 
 
+def decide_situation(
+    policy_name: str, situation: Situation, *, policy_state: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Run the named policy once on `situation`; return `decision_record`. A learning policy is
+    restored from `policy_state`, and its new state is returned under "policy_state"."""
+    policy = (
+        get_policy(policy_name, state=policy_state) if policy_state else get_policy(policy_name)
+    )
+    record = decision_record(situation, policy.decide(situation))
+    if isinstance(policy, LearningPolicy):
+        record["policy_state"] = policy.to_state()
+    return record
+
+
 def decide_from_context(
     policy_name: str,
     context: Mapping[str, Any],
@@ -376,10 +442,4 @@ def decide_from_context(
     its new state is returned under "policy_state" for the engine to save.
     """
     situation = situation_from_context(context, **options)
-    policy = (
-        get_policy(policy_name, state=policy_state) if policy_state else get_policy(policy_name)
-    )
-    record = decision_record(situation, policy.decide(situation))
-    if isinstance(policy, LearningPolicy):
-        record["policy_state"] = policy.to_state()
-    return record
+    return decide_situation(policy_name, situation, policy_state=policy_state)

@@ -87,3 +87,12 @@ def resolve_policy_name(*candidates: str | None) -> str:
         if name and name in _REGISTRY:
             return name
     return DEFAULT_POLICY
+
+
+def known_policy(name: str) -> bool:
+    """Whether `name` is a registered policy that builds."""
+    try:
+        get_policy(name)
+    except UnknownPolicyError:
+        return False
+    return True

@@ -10,7 +10,7 @@ from django.db import transaction
 
 from agents import events
 from agents.models import AGENT_FIELDS, Agent
-from agents.policies_bridge import known_policy
+from agents.policies.registry import known_policy
 from agents.services.access import require_owner
 from collab.tasks.models import Task
 from collab.workspaces.models import Membership

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.engine import decide
+from agents.engine import calls as decide
 from agents.memory import selectors as memory_selectors
 from agents.policies import signals
 from agents.policies.tokens import estimate_tokens, tokens_for_chars

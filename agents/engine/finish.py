@@ -1,42 +1,24 @@
-"""Acting and finishing: apply the turn's pending actions in order (each at most once), then end
-the turn (done, or waiting for the answer to its question) and wake the next queued one."""
+"""The last stage, finish: the turn ends (done, or waiting for the answer to its question)
+unless it was stopped meanwhile, its trace is written, and the next queued turn wakes. (A
+learning policy's state was updated when it decided; feedback teaches it later, through
+``agents.learning.learn_from_feedback``.)"""
 
 from __future__ import annotations
 
-import time
-
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from agents import events
 from agents.engine.outcome import Outcome
 from agents.models import Action, ActionKind, Turn, TurnStatus
-from agents.services import actions as action_services
 from agents.services.turns import enqueue_next_turn
 
 
-def apply_pending(turn: Turn, keys: list[str] | None = None) -> None:
-    """Apply the turn's pending actions in order; ``keys``: those this delivery just stored
-    (None: look them up)."""
-    delay = settings.AGENTS_FAULT_ACTION_DELAY_MS / 1000
-    if keys is None:
-        keys = list(
-            Action.objects.filter(turn=turn, status=Action.Status.PENDING)
-            .order_by("index")
-            .values_list("idempotency_key", flat=True)
-        )
-    for key in keys:
-        if delay:
-            time.sleep(delay)  # fault-injection hook for the worker-kill test only
-        action_services.apply_action(idempotency_key=key)
-
-
 def finish(turn: Turn) -> Outcome:
-    """End the turn (done, or waiting for the answer to its question) unless it was stopped
-    meanwhile, then wake the next queued turn. No transaction: the conditional UPDATE commits
-    first, so a turn queued behind this one is either seen by the look-up that follows or, when
-    it is claimed later, finds no running sibling."""
+    """End the turn unless it was stopped meanwhile, then wake the next queued turn. No
+    transaction: the conditional UPDATE commits first, so a turn queued behind this one is
+    either seen by the look-up that follows or, when it is claimed later, finds no running
+    sibling."""
     # A decision with no question cannot have asked one (no query for the common case).
     kinds = {a.get("kind") for a in (turn.decision or {}).get("actions", [])}
     asked = (ActionKind.ASK in kinds or turn.decision is None) and Action.objects.filter(
