@@ -12,10 +12,11 @@ class AgentsConfig(AppConfig):
         # The platform (collab) never imports agents: it calls its hooks, filled in here.
         from django.db.models.signals import post_migrate
 
-        from agents import hooks, warmup
+        from agents.engine import warmup
         from agents.engine.producers import register_producer
         from agents.engine.producers.model import ModelProducer
         from agents.profiles import bootstrap_after_migrate
+        from agents.services import hooks
 
         hooks.register()
         # The composition root of the turn's producers (agents/engine/producers/__init__.py):
@@ -23,5 +24,5 @@ class AgentsConfig(AppConfig):
         register_producer(ModelProducer(), fallback=True)
         # Models named by the environment (OPENAI_API_KEY, ...) are set up at start-up.
         post_migrate.connect(bootstrap_after_migrate, sender=self)
-        # A starting worker loads the local models its turns use (agents/warmup.py).
+        # A starting worker loads the local models its turns use (agents/engine/warmup.py).
         warmup.connect()

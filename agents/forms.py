@@ -7,10 +7,10 @@ from django.utils.functional import lazy
 
 from agents import llm, policies
 from agents.defaults import free_colour
+from agents.engine.signals import calls_per_turn
 from agents.models import AGENT_FIELDS, Agent, ModelProfile
 from agents.policies.registry import DEFAULT_POLICY
 from agents.profiles import describe, resolve_profile, site_default, user_choices
-from agents.signals import calls_per_turn
 
 # What each clarification policy does, in one sentence (docs/policies.md has the rules).
 POLICY_WORDS: dict[str, str] = {

@@ -1,6 +1,6 @@
 """Celery jobs of the agents app. Ids only; each calls one service and owns its retries.
 
-Their names are fixed in ``agents.enqueue``, through which services send them on commit."""
+Their names are fixed in ``agents.outbox.enqueue``, through which services send them on commit."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from celery import shared_task
 from django.db import DatabaseError, OperationalError
 from kombu.exceptions import OperationalError as BrokerError
 
-from agents import enqueue, llm
+from agents import llm
 from agents.engine.lease import out_of_time_message, seconds_left
 from agents.engine.outcome import Outcome
 from agents.engine.runner import run_turn
 from agents.models import Turn
+from agents.outbox import enqueue
 from agents.services.questions import expire_question
 from agents.services.sweep import sweep
 from agents.services.turns import fail_turn, release_for_retry, start_idle_turns

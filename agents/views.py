@@ -17,7 +17,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from agents import agent_changes, llm, profiles, selectors
+from agents import llm, profiles, selectors
 from agents.forms import (
     AcceptForm,
     AgentForm,
@@ -28,6 +28,7 @@ from agents.forms import (
     policy_options,
 )
 from agents.models import Agent, ModelProfile
+from agents.services import agent_changes
 from agents.services import agents as agent_services
 from agents.services import edits as edit_services
 from agents.services import feedback as feedback_services

@@ -18,7 +18,7 @@ Printed, p50 / p99 over every request of every round:
   whole prompt evaluated (its prefix cache emptied first, as for a model that keeps none):
   first token and whole answer.
 
-Before timing, the script warms up as a starting worker does (``agents/warmup.py``: the model
+Before timing, the script warms up as a starting worker does (``agents/engine/warmup.py``: the model
 loaded, its prompt's constant head evaluated, WordLlama loaded) and prints how long that took;
 ``--cold`` skips it, so the first turn pays for the loading as it did before the warm-up.
 
@@ -121,9 +121,9 @@ def main() -> None:
 def _run(args: Any) -> tuple[list[float], list[float], list[float], list[float], dict[str, int]]:
     from django.contrib.auth import get_user_model
 
-    from agents import llm, profiles, warmup
-    from agents.context import build_context
-    from agents.engine import runner
+    from agents import llm, profiles
+    from agents.engine import runner, warmup
+    from agents.engine.context import build_context
     from agents.llm import embedded
     from agents.models import Action, Agent, Turn
     from collab.tasks.models import Document, Message

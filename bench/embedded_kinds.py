@@ -286,7 +286,7 @@ def main() -> None:
     n = args.requests
     with tempfile.TemporaryDirectory(prefix="collab-bench-kinds-") as data_dir:
         _setup(data_dir)
-        from agents import warmup
+        from agents.engine import warmup
         from agents.llm import embedded
 
         warmup.warm_embedded_model()

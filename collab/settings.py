@@ -350,7 +350,7 @@ AGENTS_DEFAULT_PROFILE = env_str("AGENTS_DEFAULT_PROFILE")
 AGENTS_TURN_LEASE_SECONDS = env_int("AGENTS_TURN_LEASE_SECONDS", 15, minimum=1)
 AGENTS_TURN_TIME_BUDGET_SECONDS = env_int("AGENTS_TURN_TIME_BUDGET_SECONDS", 120, minimum=1)
 # A starting worker loads the local models its turns use (the embedded model, WordLlama) in the
-# background, so that nobody's first turn waits for them (agents/warmup.py).
+# background, so that nobody's first turn waits for them (agents/engine/warmup.py).
 AGENTS_WARM_UP = env_bool("AGENTS_WARM_UP", True)
 # Agents with the "document idle" trigger act this long after people's last edit.
 AGENTS_IDLE_DOCUMENT_SECONDS = env_int("AGENTS_IDLE_DOCUMENT_SECONDS", 30, minimum=1)

@@ -1,4 +1,4 @@
 """The turn engine: ``claim`` a turn, ``decide`` (``stream`` the model's answer), ``act``
 (apply its actions), finish; ``runner.run_turn`` strings them together. The engine calls the
-services (``agents.services``) to change anything; the turn's context is ``agents.context``.
+services (``agents.services``) to change anything; the turn's context is ``agents.engine.context``.
 """

@@ -15,13 +15,13 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from agents import events
 from agents.engine.calls import log_call
 from agents.engine.decide import Decision
 from agents.engine.lease import lease_expiry
 from agents.engine.producers import Produced
 from agents.engine.stream import TurnCancelled
 from agents.models import Action, ActionKind, ModelCall, Trigger, Turn, TurnStatus
+from agents.outbox import events
 from agents.schemas import DecisionOut
 from agents.services import actions as action_services
 from agents.services.actions import apply_with_decision, validate_action

@@ -13,10 +13,11 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists
 from django.utils import timezone
 
-from agents import events, profiles
+from agents import profiles
 from agents.engine.lease import lease_expiry, out_of_time_message, seconds_left
 from agents.engine.outcome import Outcome
 from agents.models import FINAL_STATUSES, ModelProfile, Turn, TurnStatus
+from agents.outbox import events
 from agents.review.usage import check_budget
 from agents.services import turns as turn_services
 

@@ -1,8 +1,8 @@
 """The fourth stage, decide: the turn's clarification policy called once with the situation
 ``understand`` built; a learning policy decides from (and updates) its persisted state under
-that row's lock (``agents.learning``). The ``Decision`` says whether the turn acts, suggests or
-asks, what it asks, what it assumes, and why; its record is stored on the turn with the
-actions, so a reviewer can replay it.
+that row's lock (``agents.services.learning``). The ``Decision`` says whether the turn acts,
+suggests or asks, what it asks, what it assumes, and why; its record is stored on the turn with
+the actions, so a reviewer can replay it.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.engine.gather import TurnInput
-from agents.learning import decide_with_state
+from agents.models.records import PolicyRecord
 from agents.policies.adapter import decide_situation
 from agents.policies.base import Situation
 from agents.policies.understand import Understanding
-from agents.records import PolicyRecord
+from agents.services.learning import decide_with_state
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,16 @@
 """The last stage, finish: the turn ends (done, or waiting for the answer to its question)
 unless it was stopped meanwhile, its trace is written, and the next queued turn wakes. (A
 learning policy's state was updated when it decided; feedback teaches it later, through
-``agents.learning.learn_from_feedback``.)"""
+``agents.services.learning.learn_from_feedback``.)"""
 
 from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
 
-from agents import events
 from agents.engine.outcome import Outcome
 from agents.models import Action, ActionKind, Turn, TurnStatus
+from agents.outbox import events
 from agents.services.turns import enqueue_next_turn
 
 

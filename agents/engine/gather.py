@@ -2,8 +2,9 @@
 
 ``TurnInput`` carries the claimed turn and its resolved model profile, the task's document
 (its text, for the prompt; its id, for the agent's presence), the context the turn is shown
-(``agents.context.build_context``: task, goal, template, document text, the chat window, notes,
-answered questions, the requester and their memory facts as data), the shipped template kind,
+(``agents.engine.context.build_context``: task, goal, template, document text, the chat
+window, notes, answered questions, the requester and their memory facts as data), the shipped
+template kind,
 and the options a registered signal provider (the evaluation harness's oracle) gives for it.
 The learning policy's state row is the one thing read later: ``decide`` reads it under its
 lock, so that two concurrent turns never lose each other's update.
@@ -15,11 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents.context import build_context
+from agents.engine.context import build_context
+from agents.engine.policies_bridge import provided_options
 from agents.models import ModelProfile, Turn
+from agents.models.records import TurnContext
 from agents.policies.understand import shipped_template_kind
-from agents.policies_bridge import provided_options
-from agents.records import TurnContext
 from collab.tasks.models import Document
 
 

@@ -21,7 +21,7 @@ killed):
 
 from __future__ import annotations
 
-from agents import llm, presence
+from agents import llm
 from agents.engine.apply import apply_actions, store_produced
 from agents.engine.claim import claim
 from agents.engine.decide import decide
@@ -32,6 +32,7 @@ from agents.engine.produce import produce
 from agents.engine.stream import TurnBudgetExceeded, TurnCancelled
 from agents.engine.trace import Trace
 from agents.engine.understand import understand
+from agents.outbox import presence
 from agents.services.turns import fail_turn
 
 

@@ -13,9 +13,10 @@ from typing import Any
 from django.utils import timezone
 from langchain_core.utils.json import parse_partial_json
 
-from agents import events, llm, presence
+from agents import llm
 from agents.engine.lease import lease_expiry, out_of_time_message, seconds_left
 from agents.models import Turn, TurnStatus
+from agents.outbox import events, presence
 from agents.schemas import streamed_text
 
 # Threads that run model calls while the job's thread owns the database (reused across turns;

@@ -26,9 +26,7 @@ class Trace:
         started = time.monotonic()
         result = function(*args, **kwargs)
         summarise = getattr(result, "summary", None)
-        self.add(
-            stage, started, summarise() if callable(summarise) else _summary_of(result)
-        )
+        self.add(stage, started, summarise() if callable(summarise) else _summary_of(result))
         return result
 
     def add(self, stage: str, started: float, summary: str) -> None:

@@ -1,7 +1,7 @@
 """The third stage, understand: the turn's request parsed and its ``Situation`` built, once
 (the pure core is ``agents.policies.understand``).
 
-The one thing here that is not pure: a policy that reads model signals (``agents.signals``)
+The one thing here that is not pure: a policy that reads model signals (``agents.engine.signals``)
 gets them from structured calls to the agent's model, run together in model threads within a
 share of the turn's time budget; each is logged and counted, answered or not. A call that fails
 or times out gives no signal; only a Stop interrupts. A registered signal provider's options
@@ -14,13 +14,14 @@ import threading
 import time
 from typing import Any
 
-from agents import signals
+from agents.engine import signals
 from agents.engine.calls import log_call
 from agents.engine.gather import TurnInput
 from agents.engine.lease import seconds_left, time_budget_seconds
 from agents.engine.stream import await_signal, producers
 from agents.policies.adapter import ParsedRequest
-from agents.policies.understand import Understanding, parse_with, understand as understood
+from agents.policies.understand import Understanding, parse_with
+from agents.policies.understand import understand as understood
 
 
 def model_signals(inp: TurnInput, parsed: ParsedRequest) -> dict[str, Any]:

@@ -10,10 +10,10 @@ class EvaluationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from agents.engine.policies_bridge import register_signal_provider
         from agents.evaluation.chat_models import scribe_behaviour
         from agents.evaluation.signals import oracle_options
         from agents.llm.fakes import register_fake_behaviour
-        from agents.policies_bridge import register_signal_provider
 
         register_signal_provider(oracle_options)
         # A fake model profile with model "eval_scribe" writes the chat into the document.

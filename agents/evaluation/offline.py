@@ -7,7 +7,8 @@ the mode (docs/evaluation.md "Modes"):
 
 - detectors: none. The product's text detectors alone (the headline).
 - real: the configured model's signals, only the calls the policy makes in the app
-  (`agents.signals.NEEDS`); a model that cannot be reached stops the run (`ModelUnavailable`).
+  (`agents.engine.signals.NEEDS`); a model that cannot be reached stops the run
+  (`ModelUnavailable`).
 - oracle: a perfect reader of the text (`OracleSignals`): an upper bound, never the labels.
 
 Documents come from the writer (writer.py), which never sees a check.
@@ -23,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agents.engine.signals import needed
 from agents.evaluation.scenario import Episode, Preference, User
 from agents.evaluation.turn_context import Conversation, product_decision, turn_context
 from agents.evaluation.users import AgentOutput, AskedQuestion, FeedbackKind, Reply
@@ -46,7 +48,6 @@ from agents.policies.signals import (
     interpretations_prompt,
 )
 from agents.policies.templates import TaskTemplate
-from agents.signals import needed
 
 SAMPLES = 4
 MODES = ("detectors", "real", "oracle")
@@ -171,7 +172,7 @@ class OracleSignals:
 
 
 def _needs(policy: str) -> frozenset[str]:
-    """What the policy reads of the model in the app (agents.signals.NEEDS)."""
+    """What the policy reads of the model in the app (agents.engine.signals.NEEDS)."""
     return needed(policy)
 
 

@@ -11,12 +11,12 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from agents import enqueue
 from agents.evaluation.chat_models import chat_model_for_profile, profile_endpoint
 from agents.evaluation.models import EvaluationRun, RunStatus
 from agents.evaluation.report import build_report
 from agents.evaluation.runner import RunConfig, run_offline, total_episodes
 from agents.evaluation.scenario import ScenarioError, load_scenarios
+from agents.outbox import enqueue
 from agents.policies import registered_names
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ def create_run(
     run.episodes_total = total_episodes(scenario_set, _config(run))
     run.full_clean()
     run.save(update_fields=["episodes_total"])
-    # By name, as agents/enqueue.py does for the agents' jobs: services never import jobs.py.
+    # By name, as agents/outbox/enqueue.py does for the agents' jobs: services never import jobs.py.
     transaction.on_commit(lambda: enqueue.send_job(RUN_EVALUATION_JOB, run.pk))
     return run
 

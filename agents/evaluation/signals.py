@@ -2,9 +2,9 @@
 app engine, the policy's model signals (slot extraction, ambiguity, interpretations) come from
 the oracle's perfect reading of the episode's text instead of a model.
 
-Registered with agents.policies_bridge when the evaluation app is ready, but active only inside
-an evaluation run (`oracle_run()`, which the app engine enters for an oracle-mode run): outside
-one the provider answers None at once, without a query, so real turns pay nothing for it."""
+Registered with agents.engine.policies_bridge when the evaluation app is ready, but active only
+inside an evaluation run (`oracle_run()`, which the app engine enters for an oracle-mode run):
+outside one the provider answers None at once, without a query, so real turns pay nothing for it."""
 
 from __future__ import annotations
 

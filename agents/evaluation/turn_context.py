@@ -1,8 +1,8 @@
 """The turn context the harness hands the product, and the one call into the product's policies.
 
-`turn_context` builds the same JSON-able snapshot `agents/context.py` builds for a real turn: the
-request, the document text, the recent chat, the answered question cards, the memory items of the
-people in the conversation (as `MemoryFact`s, and their texts), the task with its template, and
+`turn_context` builds the same JSON-able snapshot `agents/engine/context.py` builds for a real turn:
+the request, the document text, the recent chat, the answered question cards, the memory items of
+the people in the conversation (as `MemoryFact`s, and their texts), the task with its template, and
 the request's own date and weekday. Nothing from a scenario's labels goes in: no hidden value, no
 blocker, no category, no conflict, no reading, no check. A test (tests/evaluation/test_modes.py)
 builds the context of every shipped episode and looks for each label in it.
@@ -58,7 +58,7 @@ def turn_context(
     facts: Sequence[MemoryFact],
     day: date,
 ) -> dict[str, Any]:
-    """The turn context for one turn (the keys of agents/context.py `build_context`, plus the
+    """The turn context for one turn (the keys of agents/engine/context.py `build_context`, plus the
     memory items as data and the request's date)."""
     return {
         "agent": agent,

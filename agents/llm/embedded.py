@@ -273,7 +273,7 @@ FACTS_KEY = "collab_turn_facts"
 
 
 def embedded_messages(context: Mapping[str, Any]) -> list[BaseMessage]:
-    """The embedded model's short prompt for a turn context (``agents/context.py``); the last
+    """The embedded model's short prompt for a turn context (``agents/engine/context.py``); the last
     message carries the facts its reply is checked against (who asked, who else is here, the
     document)."""
     messages = list(context.get("messages", []))
@@ -442,8 +442,8 @@ class EmbeddedChatModel(BaseChatModel):
 
 
 def warm_embedded_model(agent_names: tuple[str, ...] = ("Assistant",)) -> None:
-    """What a starting worker does (``agents/warmup.py``): check and load the model, build its
-    reply's mask, and evaluate the constant head of its prompt (the system message, for each
+    """What a starting worker does (``agents/engine/warmup.py``): check and load the model, build
+    its reply's mask, and evaluate the constant head of its prompt (the system message, for each
     of ``agent_names``) so that llama.cpp's prefix cache holds it for the first turns."""
     with host_model_lock():
         llama = _llama(str(embedded_model_path()))

@@ -11,13 +11,13 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from agents import enqueue
+from agents.outbox import enqueue
 
 
 def send(name: str, *args: Any, countdown: int | None = None) -> None:
     """Send job ``name`` now (JSON arguments, ids only). Tests replace this seam. A broker that
     is down is logged, never raised into the request that already committed
-    (``agents.enqueue.send_job``): the next message schedules reflection again."""
+    (``agents.outbox.enqueue.send_job``): the next message schedules reflection again."""
     enqueue.send_job(name, *args, countdown=countdown)
 
 

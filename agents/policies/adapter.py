@@ -1,5 +1,6 @@
 """The turn engine's side of the interface: from the JSON context a turn stores
-(agents/context.py `build_context`) to a Situation, and from a Decision to what the engine needs.
+(agents/engine/context.py `build_context`) to a Situation, and from a Decision to what the engine
+needs.
 
 Still pure Python: the context is a plain dict. Keys read: "request", "messages" (each with
 "kind" and "body"), "document", "memory_items" (`MemoryFact`s, or their dicts), "answers" (each

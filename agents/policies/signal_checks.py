@@ -14,7 +14,7 @@ high confidence (stated by the request, the chat, the document or memory, read a
 
 What was ignored, and why, is returned as readable lines for the turn's record
 (`Situation.ignored_signals`). Signals that fail to parse or time out never get here: the
-engine turns them into no signal (agents/signals.py). Pure Python, no I/O.
+engine turns them into no signal (agents/engine/signals.py). Pure Python, no I/O.
 """
 
 from __future__ import annotations

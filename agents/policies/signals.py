@@ -1,7 +1,7 @@
 """Structured-output schemas for the model calls that feed the policies, their prompts, and the
 conversion of their results into `Signals` / slot values.
 
-The turn engine (agents/signals.py, with chat models built by agents/llm/) and the offline
+The turn engine (agents/engine/signals.py, with chat models built by agents/llm/) and the offline
 evaluation (agents/evaluation/offline.py) both make the calls with `ask_structured`: the prompt,
 the schema (as text in the prompt unless the model is grammar-constrained to it), one call, and
 tolerant JSON parsing into the schema; a failed call or an unusable answer gives no value and

@@ -119,7 +119,11 @@ def _stated(state: SlotState, agent: str) -> bool:
 
 
 def grounding(
-    situation: Situation, facts: tuple[MemoryFact, ...] | list[MemoryFact], *, agent: str, asker: Any
+    situation: Situation,
+    facts: tuple[MemoryFact, ...] | list[MemoryFact],
+    *,
+    agent: str,
+    asker: Any,
 ) -> dict[str, Any]:
     """What the turn actually knows, for the embedded model's grounded sentence
     (``agents/llm/embedded_reply.py``, ``grounded``): ``known``, [label, value] pairs of the

@@ -15,7 +15,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from agents import events
 from agents.memory import selectors as memory_selectors
 from agents.memory import services as memory
 from agents.memory.extractors import Proposal
@@ -30,6 +29,7 @@ from agents.models import (
     Turn,
     TurnStatus,
 )
+from agents.outbox import events
 from agents.services import live_typing, questions
 from agents.services.chat import post_agent_message
 from agents.services.edits import changed_text, direct_edit, unified_diff

@@ -8,8 +8,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from agents import events
 from agents.models import AGENT_FIELDS, Agent
+from agents.outbox import events
 from agents.policies.registry import known_policy
 from agents.services.access import require_owner
 from collab.tasks.models import Task

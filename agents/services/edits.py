@@ -11,8 +11,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from agents import events
 from agents.models import Action, Turn
+from agents.outbox import events
 from collab.tasks import documents
 from collab.tasks.models import Task
 from collab.workspaces.models import Membership

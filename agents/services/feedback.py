@@ -7,10 +7,10 @@ from functools import partial
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from agents import events
-from agents.learning import learn_from_feedback
 from agents.models import FEEDBACK_COMMENT_MAX, Feedback
+from agents.outbox import events
 from agents.selectors import FEEDBACK_TARGET_FIELDS, FeedbackTarget
+from agents.services.learning import learn_from_feedback
 from collab.workspaces.models import Membership
 from collab.workspaces.permissions import require_same_workspace
 
@@ -54,7 +54,7 @@ def record_feedback(
     stored value; ``rating=""`` clears the rating, and with ``toggle`` giving the rating the
     row already has clears it (the thumb buttons). One row per (person, target), kept even when
     emptied so that the policy learns from each person's first opinion once
-    (``agents/learning.py``).
+    (``agents/services/learning.py``).
     """
     require_same_workspace(membership, target.task)
     errors: dict[str, str] = {}

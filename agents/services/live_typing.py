@@ -13,8 +13,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from agents import events, presence
 from agents.models import Action, Turn
+from agents.outbox import events, presence
 from agents.services.chat import post_agent_message
 from agents.services.edits import agent_label, changed_text
 from collab.lib import ytext

@@ -11,9 +11,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from agents import enqueue, events
 from agents.models import Action, ActionKind, Assumption, Question, Trigger, Turn, TurnStatus
-from agents.records import PolicyRecord
+from agents.models.records import PolicyRecord
+from agents.outbox import enqueue, events
 from agents.schemas import TEXT_MAX
 from agents.services.chat import post_agent_message
 from agents.services.turns import start_turn

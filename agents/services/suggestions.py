@@ -6,8 +6,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from agents import events
 from agents.models import Suggestion
+from agents.outbox import events
 from agents.schemas import TEXT_MAX
 from agents.services.edits import edit_document
 from collab.workspaces.models import Membership

@@ -14,8 +14,8 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from agents import enqueue, events
 from agents.models import Agent, Question, Trigger, Turn, TurnStatus
+from agents.outbox import enqueue, events
 from agents.schemas import TEXT_MAX
 from agents.services.agents import join_task
 from agents.services.chat import post_agent_message

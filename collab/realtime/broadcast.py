@@ -245,7 +245,7 @@ def access_changed(user_id: int, *, ended_sessions: list[str] | None = None) -> 
 
 
 def agent_event(task_id: int, *, payload: dict[str, Any], html: str, html_readonly: str) -> None:
-    """An agent event (turn status, streamed text, cards) built by ``agents/events.py``.
+    """An agent event (turn status, streamed text, cards) built by ``agents/outbox/events.py``.
 
     Consumers send ``payload`` to JSON clients and one of the HTML fragments to browsers
     (``html_readonly`` to viewers, whose pages show no buttons).

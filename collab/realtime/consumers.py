@@ -245,7 +245,7 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=render_to_string("tasks/_task_role.html", context))
 
     async def agent_event(self, event: dict[str, Any]) -> None:
-        """Agent turns, streamed replies and cards (built by agents/events.py)."""
+        """Agent turns, streamed replies and cards (built by agents/outbox/events.py)."""
         if self.as_json:
             await self.send(text_data=json.dumps(event["payload"]))
             return

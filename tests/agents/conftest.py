@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from agents import enqueue
 from agents.models import Agent, ModelProfile, Provider
+from agents.outbox import enqueue
 from agents.services import agents as agent_services
 from collab.tasks.models import Task
 from collab.workspaces.models import Workspace
@@ -24,7 +24,7 @@ class SentJob:
 
 @pytest.fixture
 def sent_jobs(monkeypatch: pytest.MonkeyPatch) -> list[SentJob]:
-    """The jobs sent by name (``agents.enqueue.send_job``), recorded instead of reaching the
+    """The jobs sent by name (``agents.outbox.enqueue.send_job``), recorded instead of reaching the
     broker."""
     sent: list[SentJob] = []
 

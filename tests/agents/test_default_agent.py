@@ -147,7 +147,8 @@ def test_an_agent_change_reaches_open_task_pages(
     monkeypatch: pytest.MonkeyPatch,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    from agents import agent_changes, events
+    from agents.outbox import events
+    from agents.services import agent_changes
 
     agent = defaults.create_default_agent(workspace=workspace, owner=alice)
     announced: list[int] = []

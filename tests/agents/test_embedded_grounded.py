@@ -128,8 +128,8 @@ def test_embedded_chips_name_only_the_askers_items_the_reply_states(
 
 
 def test_grounding_states_only_sure_readings_and_never_the_agents_own_mention() -> None:
+    from agents.engine.policies_bridge import grounding
     from agents.policies.base import Conflict, Situation, SlotSpec, SlotState
-    from agents.policies_bridge import grounding
 
     situation = Situation(
         request="book the room",

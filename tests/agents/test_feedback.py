@@ -14,7 +14,7 @@ from django.db import IntegrityError
 from django.http import Http404
 from django.urls import reverse
 
-from agents import events, selectors
+from agents import selectors
 from agents.engine import runner
 from agents.llm import fakes
 from agents.models import (
@@ -28,6 +28,7 @@ from agents.models import (
     Trigger,
     Turn,
 )
+from agents.outbox import events
 from agents.policies.bandit import ContextualBandit
 from agents.services import feedback as feedback_services
 from agents.services import turns as turn_services
@@ -536,8 +537,8 @@ def test_concurrent_turns_queue_on_the_state_row_and_lose_no_update(
 
     from django.db import connection, connections
 
-    from agents.learning import decide_with_state
-    from agents.policies_bridge import policy_decision
+    from agents.engine.policies_bridge import policy_decision
+    from agents.services.learning import decide_with_state
 
     if connection.vendor != "postgresql":
         pytest.skip("row locks need Postgres (SQLite serialises every writer anyway)")

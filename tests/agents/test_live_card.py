@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from agents import events
 from agents.models import Agent, Trigger
+from agents.outbox import events
 from agents.services import turns as turn_services
 from collab.lib.markdown import render_markdown
 from collab.realtime import broadcast

@@ -207,7 +207,7 @@ def test_a_crash_mid_typing_after_someone_else_wrote_is_reported_not_repeated(
 def test_the_agent_is_present_while_its_turn_runs_with_a_cursor_where_it_types(
     task: Task, typist: Agent, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agents.presence import agent_client_id
+    from agents.outbox.presence import agent_client_id
     from collab.realtime import yprotocol
 
     sent: list[bytes] = []

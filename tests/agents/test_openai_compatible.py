@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from agents import events, llm
+from agents import llm
 from agents.engine import runner
 from agents.llm import providers
 from agents.models import Action, Agent, ModelCall, ModelProfile, Provider, TurnStatus
+from agents.outbox import events
 from agents.schemas import DecisionOut
 from agents.services import agents as agent_services
 from collab.tasks import services as task_services

@@ -14,7 +14,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from agents import enqueue, jobs
+from agents import jobs
 from agents.engine import runner
 from agents.llm import fakes
 from agents.models import (
@@ -28,6 +28,7 @@ from agents.models import (
     Turn,
     TurnStatus,
 )
+from agents.outbox import enqueue
 from agents.services import questions as question_services
 from agents.services import turns as turn_services
 from collab.tasks import documents

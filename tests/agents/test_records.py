@@ -11,7 +11,7 @@ from agents import jobs
 from agents.engine import runner
 from agents.engine.outcome import Outcome
 from agents.models import Agent, Trigger, Turn, TurnStatus
-from agents.records import PolicyRecord, PolicyStateRef, TurnContext
+from agents.models.records import PolicyRecord, PolicyStateRef, TurnContext
 from agents.services import turns as turn_services
 from collab.tasks.models import Task
 

@@ -15,9 +15,10 @@ from django.urls import reverse
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from agents import enqueue, jobs
+from agents import jobs
 from agents.engine import runner
 from agents.models import Agent, Question, Trigger, Turn, TurnStatus
+from agents.outbox import enqueue
 from agents.services import sweep as sweep_services
 from agents.services import turns as turn_services
 from collab.celery import app

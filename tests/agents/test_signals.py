@@ -1,4 +1,4 @@
-"""Task templates and model signals in the turn engine (agents/signals.py)."""
+"""Task templates and model signals in the turn engine (agents/engine/signals.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from agents import jobs, llm, policies_bridge
-from agents.engine import runner, stream
+from agents import jobs, llm
+from agents.engine import policies_bridge, runner, stream
 from agents.llm import fakes
 from agents.models import Agent, ModelCall, Question, Trigger, Turn, TurnStatus
 from agents.policies import Signals

@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from agents import enqueue, jobs, llm
+from agents import jobs, llm
 from agents.engine import decide, runner
 from agents.llm import fakes
 from agents.models import (
@@ -29,6 +29,7 @@ from agents.models import (
     Turn,
     TurnStatus,
 )
+from agents.outbox import enqueue
 from agents.services import actions as action_services
 from agents.services import agents as agent_services
 from agents.services import questions as question_services
@@ -426,7 +427,7 @@ def test_question_waits_for_an_answer_that_resumes_the_agent(
 def test_the_context_has_the_agents_latest_notes_and_answers_on_this_task_oldest_first(
     task: Task, mira: Agent, make_agent: Callable[..., Agent]
 ) -> None:
-    from agents.context import SMALL_LIMITS, build_context
+    from agents.engine.context import SMALL_LIMITS, build_context
     from agents.models import Provider
 
     other_task = factories.make_task(task.workspace, title="Other")
@@ -637,7 +638,7 @@ def test_a_workspace_without_instructions_adds_nothing_to_the_prompt(
 def test_the_small_embedded_model_gets_the_workspace_instructions_clipped(
     workspace: Workspace, task: Task, mira: Agent
 ) -> None:
-    from agents.context import build_context
+    from agents.engine.context import build_context
     from agents.models import Provider
 
     Workspace.objects.filter(pk=workspace.pk).update(instructions="Be careful. " * 300)

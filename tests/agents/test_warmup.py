@@ -1,4 +1,4 @@
-"""A starting worker loads the local models its turns use (agents/warmup.py)."""
+"""A starting worker loads the local models its turns use (agents/engine/warmup.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from celery.signals import worker_init, worker_process_init
 from django.test import override_settings
 
-from agents import llm, warmup
+from agents import llm
+from agents.engine import warmup
 from agents.models import Agent, ModelProfile, Provider
 from agents.policies import parse_money, places
 from agents.profiles import set_default

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from agents import hooks as agents_hooks
 from agents.models import ModelProfile, Provider, Turn
+from agents.services import hooks as agents_hooks
 from agents.services.agents import create_agent
 from collab.core import hooks
 from collab.core.hooks import HookReport, PostedMessage

@@ -9,11 +9,11 @@ import copy
 import pytest
 from django.conf import settings
 
+from agents.engine.signals import needed
 from agents.evaluation.chat_models import chat_model_for_profile
 from agents.evaluation.metrics import summarise
 from agents.evaluation.runner import RunConfig, run_offline
 from agents.evaluation.scenario import load_scenarios, parse_scenarios
-from agents.signals import needed
 
 pytestmark = [
     pytest.mark.django_db,

@@ -161,7 +161,7 @@ def test_a_redelivered_remember_is_applied_once(workspace, task, bob):
 
 
 def test_the_prompt_offers_remember_to_full_models_only():
-    from agents.context import _FULL_GUIDE, _SMALL_GUIDE
+    from agents.engine.context import _FULL_GUIDE, _SMALL_GUIDE
     from agents.schemas import SmallDecisionOut
 
     assert "- remember:" in _FULL_GUIDE

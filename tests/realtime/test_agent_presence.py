@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from agents import presence
+from agents.outbox import presence
 from collab.realtime import relay, yprotocol
 from collab.tasks.models import Task
 

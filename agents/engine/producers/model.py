@@ -9,16 +9,16 @@ import time
 from typing import Any
 
 from agents import llm
-from agents.context import messages_for_log, prompt_messages
 from agents.engine.calls import log_call, measure
+from agents.engine.context import messages_for_log, prompt_messages
 from agents.engine.decide import Decision
 from agents.engine.gather import TurnInput
 from agents.engine.producers import Produced
 from agents.engine.stream import Streamer
 from agents.models import ModelCall
+from agents.models.records import TurnContext
 from agents.policies.style import prompt_hints, restyle_actions
 from agents.policies.understand import Understanding, grounding
-from agents.records import TurnContext
 from agents.schemas import DecisionOut
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from agents.engine.policies_bridge import restyled_actions
 from agents.policies.emphasis import bold_numbers
 from agents.policies.memory_facts import MemoryFact
 from agents.policies.style import (
@@ -16,7 +17,6 @@ from agents.policies.style import (
     restyle_actions,
     restyle_lists,
 )
-from agents.policies_bridge import restyled_actions
 
 
 def test_american_text_is_respelled_british_and_back():

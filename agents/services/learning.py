@@ -23,11 +23,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agents.models import Feedback, PolicyState, Turn
+from agents.models.records import PolicyRecord
 from agents.policies import UnknownPolicyError, get_policy
 from agents.policies.bandit import REWARDS
 from agents.policies.base import Decision
 from agents.policies.registry import LearningPolicy
-from agents.records import PolicyRecord
 
 log = logging.getLogger(__name__)
 

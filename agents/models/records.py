@@ -53,13 +53,13 @@ class _ShownContext(TypedDict):
 
 
 class TurnContext(_ShownContext, total=False):
-    """What a turn was shown (``agents.context.build_context``), stored as JSON on the turn and
-    read as a mapping by the policies (``agents.policies.adapter.decide_from_context``)."""
+    """What a turn was shown (``agents.engine.context.build_context``), stored as JSON on the turn
+    and read as a mapping by the policies (``agents.policies.adapter.decide_from_context``)."""
 
     policy_hint: str  # what the policy tells the model (the engine adds it to the prompt)
     # The embedded model only: what the turn knows, for its reply's grounded first sentence
-    # (``agents.policies_bridge.grounding``), and the items retrieved before ``memory_item_ids``
-    # was narrowed to those the reply states.
+    # (``agents.policies.understand.grounding``), and the items retrieved before
+    # ``memory_item_ids`` was narrowed to those the reply states.
     grounding: dict[str, Any]
     memory_item_ids_retrieved: list[int]
 
@@ -70,7 +70,7 @@ _ACTIONS: tuple[PolicyAction, ...] = ("ask", "suggest", "act")
 
 @dataclass(frozen=True)
 class PolicyStateRef:
-    """The learning policy's state row a decision came from (``agents.learning``)."""
+    """The learning policy's state row a decision came from (``agents.services.learning``)."""
 
     id: int
     user_id: int | None

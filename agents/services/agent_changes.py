@@ -12,9 +12,9 @@ from typing import Any
 
 from django.db import transaction
 
-from agents import events
 from agents.defaults import free_colour
 from agents.models import Agent
+from agents.outbox import events
 from agents.services import agents as agent_services
 from collab.tasks.models import Task, TaskStatus
 from collab.workspaces.models import Membership

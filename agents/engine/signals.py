@@ -24,7 +24,7 @@ and is recorded on its ModelCall; it never fails the turn. The prompt-and-parse 
 The engine (``agents/engine/understand.py``) plans the calls here, runs them in its model threads
 while it renews the turn's lease, then records them here. A registered signal provider (the
 evaluation harness's oracle mode) takes precedence: then no call is made
-(``agents/policies_bridge.py``).
+(``agents/engine/policies_bridge.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
 from agents import llm
-from agents.context import messages_for_log
+from agents.engine.context import messages_for_log
 from agents.models import ModelCall, ModelProfile, Turn
 from agents.policies.adapter import ParsedRequest
 from agents.policies.signals import (

@@ -7,7 +7,7 @@ and the engine stores the record on the turn so that a reviewer can replay the d
 Model signals (slot extraction, ambiguity, sampled interpretations) come from a registered
 signal provider when one has something to say about the turn (the evaluation harness's oracle
 mode does, for the tasks it creates), else from ``model_signals`` (the engine passes
-``agents.signals``: structured calls to the agent's model, only those the policy uses).
+``agents.engine.signals``: structured calls to the agent's model, only those the policy uses).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def policy_decision(
     ``options`` are the turn's options from ``decision_options`` (obtained before, so that no
     model call runs while a learning policy's state row is locked); without them, a provider's
     or none. A learning policy starts from ``policy_state`` and returns its new state under
-    "policy_state" (``agents/learning.py`` persists it)."""
+    "policy_state" (``agents/services/learning.py`` persists it)."""
     if options is None:
         options = decision_options(context)
     return decide_from_context(policy_name, context, policy_state=policy_state, **options)

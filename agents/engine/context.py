@@ -20,8 +20,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from agents.llm import decision_schema, embedded_messages
 from agents.memory.selectors import retrieve_for_turn
 from agents.models import AgentNote, ModelProfile, Question, Turn
+from agents.models.records import TurnContext
 from agents.policies.memory_facts import MemoryFact
-from agents.records import TurnContext
 from agents.schemas import json_schema
 from collab.tasks.models import Document, Message
 
