@@ -63,7 +63,7 @@ def describe_capabilities(figures: dict[str, Any] | None) -> str:
 # --- The prompt -------------------------------------------------------------------------------
 
 # The same for every turn of every agent, so that llama.cpp's prefix cache (warmed when the
-# worker starts, agents/warmup.py) never evaluates it again: names come after it.
+# worker starts, agents/engine/warmup.py) never evaluates it again: names come after it.
 SYSTEM = (
     "You are a helpful teammate in a team chat. Answer the person who asks in one to three "
     "short sentences, using only facts from the task, goal and chat. If you need one fact to "
