@@ -8,10 +8,11 @@ that call's log and the streamed text's last batch. It writes nothing itself exc
 (``agents.engine.stream.Streamer``, the one streamer) and the log of a call that failed;
 ``apply`` stores and applies what it returns, each action at most once.
 
-Producers are registered at the composition root (``AgentsConfig.ready``). ``producer_for``
-returns the first registered producer that ``accepts`` the turn, else the fallback: the model
-producer (``producers/model.py``, today's path). A new kind of agent adds a module here and
-one ``register_producer`` call in ``agents/apps.py``:
+Producers are registered when the app is ready (``AgentsConfig.ready``, the composition root,
+calls ``producers/installed.py``). ``producer_for`` returns the first registered producer that
+``accepts`` the turn, else the fallback: the model producer (``producers/model.py``, today's
+path). A new kind of agent adds a module here and one ``register_producer`` line in
+``producers/installed.py``:
 
 * the skills producer (deterministic skills on the default install): ``producers/skills.py``;
 * the outside-agent producer (an agent reached over a webhook or MCP): ``producers/outside.py``;

@@ -1,0 +1,13 @@
+"""The producers this site runs, in the order ``producer_for`` asks them; the model producer
+last, as the fallback. ``AgentsConfig.ready`` (the composition root) calls ``register_all``
+once the app registry is ready. A new kind of agent adds its module beside this one and one
+line here."""
+
+from __future__ import annotations
+
+from agents.engine.producers import register_producer
+from agents.engine.producers.model import ModelProducer
+
+
+def register_all() -> None:
+    register_producer(ModelProducer(), fallback=True)
