@@ -9,6 +9,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 HOST ?= 127.0.0.1
 PYTEST_ARGS ?=
+TEST_WORKERS ?= 2
 
 .PHONY: run test check cycles fmt assets worker clean help
 
@@ -48,8 +49,10 @@ run: $(VENV)/.installed
 worker: $(VENV)/.installed
 	$(PY) manage.py worker -- --loglevel INFO
 
+# Two passes (tests/suite.py): most tests on TEST_WORKERS pytest-xdist workers, then the ones
+# that start whole sites, servers or Chromium, one at a time. TEST_WORKERS=1: one plain pytest.
 test: $(VENV)/.installed-dev
-	$(PY) -m pytest $(PYTEST_ARGS)
+	TEST_WORKERS=$(TEST_WORKERS) $(PY) -m tests.suite $(PYTEST_ARGS)
 
 check: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff format --check .

@@ -9,7 +9,34 @@ from django.test import Client
 
 from collab.tasks.models import Task
 from collab.workspaces.models import Role, Workspace
-from tests import factories
+from tests import factories, suite
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("collab", "the suite's passes (tests/suite.py)")
+    group.addoption(
+        "--suite-part",
+        choices=("all", "parallel", "serial"),
+        default="all",
+        help="run only the tests of the parallel or the serial pass (default: all)",
+    )
+    group.addoption(
+        "--skip-mode-independent",
+        action="store_true",
+        help="leave out the mode-independent tests (CI's second mode: they ran in the first)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    kept = suite.select(
+        items,
+        part=config.getoption("suite_part"),
+        skip_mode_independent=config.getoption("skip_mode_independent"),
+    )
+    if len(kept) < len(items):
+        chosen = set(kept)
+        config.hook.pytest_deselected(items=[item for item in items if item not in chosen])
+        items[:] = kept
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from collab.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -35,3 +37,17 @@ AGENTS_WARM_UP = False
 # Model profiles come from the tests, never from the engineer's own API keys.
 OPENAI_API_KEY_SET = ANTHROPIC_API_KEY_SET = False
 OLLAMA_BASE_URL = ""
+
+# pytest-xdist: each worker (``gw0``, ``gw1``, ...) has a database of its own (pytest-django
+# suffixes the test database's name, the SQLite file's too) and, in production mode, Redis keys
+# of its own, so two workers on one Redis never see each other's groups, relayed updates or
+# jobs. Processes that tests start (tests/live_settings.py) inherit PYTEST_XDIST_WORKER and so
+# share their worker's keys. See CONTRIBUTING.md, "Tests".
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if XDIST_WORKER and REDIS_URL:  # noqa: F405
+    CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = f"asgi-{XDIST_WORKER}"  # noqa: F405
+    DOCUMENT_RELAY_PREFIX = f"{DOCUMENT_RELAY_PREFIX}:{XDIST_WORKER}"  # noqa: F405
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        **CELERY_BROKER_TRANSPORT_OPTIONS,  # noqa: F405
+        "global_keyprefix": f"{XDIST_WORKER}:",
+    }
