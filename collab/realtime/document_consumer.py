@@ -105,7 +105,10 @@ class DocumentConsumer(AsyncWebsocketConsumer):
         if isinstance(message, yprotocol.AwarenessMessage) and len(frame) > AWARENESS_MAX_BYTES:
             await self._reject(CloseCode.FRAME_TOO_LARGE, f"awareness of {len(frame)} bytes")
             return
-        await self.room.receive(self, message)
+        try:
+            await self.room.receive(self, message)
+        except yprotocol.ProtocolError as exc:  # an update the document must not take
+            await self._reject(CloseCode.INVALID_FRAME, str(exc))
 
     async def send_bytes(self, data: bytes) -> None:
         await self.send(bytes_data=data)

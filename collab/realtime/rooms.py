@@ -28,7 +28,7 @@ from django.conf import settings
 from django.db import connection
 from pycrdt import TransactionEvent, merge_updates
 
-from collab.lib import ytext
+from collab.lib import ytext, yupdate
 from collab.realtime import relay, yprotocol
 from collab.realtime.awareness import Awareness
 from collab.realtime.yprotocol import AwarenessEntry
@@ -51,6 +51,10 @@ def too_large_reason() -> str:
 
 # A document whose batch failed on its own (not the database) is retried after this pause.
 FAILED_FLUSH_RETRY_SECONDS = 1.0
+
+# Updates from other processes held back until what they follow arrives (see Room.apply_remote);
+# beyond this many the oldest is dropped (it is in the update log: the next load has it).
+MAX_HELD_UPDATES = 1000
 
 
 def database(func: Callable[..., T]) -> Callable[..., Awaitable[T]]:
@@ -126,12 +130,20 @@ class Room:
         # An upper bound of the size of the document's Yjs state (exact after a measurement,
         # then plus every applied update): the size limit is checked against it.
         self.state_bytes = 0
+        # Where a cut would split a surrogate pair (from every change applied), and updates
+        # from elsewhere that start past the document's clock, held until it catches up.
+        self.boundaries = yupdate.Boundaries()
+        self.held: list[bytes] = []
 
     # --- lifecycle ---------------------------------------------------------------------------
 
     async def load(self) -> None:
         loaded = await database(documents.load_document)(document_id=self.document_id)
-        self._apply(loaded.state)
+        self._apply(loaded.state, index=False)
+        if yupdate.has_astral(str(self.text)):
+            # Read in Python, a large state takes a while: not on the event loop. (No text
+            # outside the Basic Multilingual Plane, no surrogate pair to cut.)
+            self.boundaries = await asyncio.to_thread(yupdate.Boundaries.of, loaded.state)
         self.state_bytes = len(self.doc.get_update())
         self.last_update_id = loaded.last_update_id
         self.last_flushed_text = loaded.text
@@ -217,7 +229,24 @@ class Room:
             )
             await self._send(peer, yprotocol.permission_denied(too_large_reason()))
             return
+        verdict = self._verdict(message.payload)
+        if verdict is yupdate.Verdict.SPLITS_PAIR:
+            # The socket is closed (4400) by its consumer; nothing was applied, relayed or logged.
+            raise yprotocol.ProtocolError(f"the update {verdict.value}")
+        if verdict is yupdate.Verdict.GAP:
+            # It follows structs this document never took (a refused update, or ones still on
+            # their way from another process): applied, yrs would show its text and log none
+            # of it. A Yjs client sends them again in its answer to the next sync step 1.
+            log.info(
+                "dropped an update to document %s from %s: it %s",
+                self.document_id,
+                peer.label,
+                verdict.value,
+            )
+            return
         changes = self._apply(message.payload)
+        if self.held:
+            await self._apply_held()
         if not changes:
             return
         update = changes[0] if len(changes) == 1 else merge_updates(*changes)
@@ -252,7 +281,24 @@ class Room:
 
     async def apply_remote(self, update: bytes) -> bool:
         """Apply an update persisted (or being persisted) by someone else; True if it changed
-        anything. It is sent to every local socket and the text column is rewritten."""
+        anything. It is sent to every local socket and the text column is rewritten.
+
+        One that starts past the document's clock for a client (the relay dropped or reordered
+        what it follows; rows of the log committed out of order) is held, and applied once
+        what it follows has arrived: applied at once, yrs would put it in the text without
+        emitting it, and the text column would show what the room's state does not hold."""
+        if self._remote_verdict(update) is yupdate.Verdict.GAP:
+            self.held.append(update)
+            if len(self.held) > MAX_HELD_UPDATES:
+                del self.held[0]
+                log.warning("document %s: dropped its oldest held update", self.document_id)
+            return False
+        changed = await self._apply_remote_now(update)
+        if changed and self.held:
+            await self._apply_held()
+        return changed
+
+    async def _apply_remote_now(self, update: bytes) -> bool:
         changes = self._apply(update)
         if not changes:
             return False
@@ -261,6 +307,17 @@ class Room:
         self.text_dirty = True
         self._schedule_flush()
         return True
+
+    async def _apply_held(self) -> None:
+        """Apply the held updates that no longer start past the document's clock."""
+        progress = True
+        while progress and self.held:
+            progress = False
+            for update in list(self.held):
+                if self._remote_verdict(update) is not yupdate.Verdict.GAP:
+                    self.held.remove(update)
+                    await self._apply_remote_now(update)
+                    progress = True
 
     async def apply_remote_awareness(self, update: bytes) -> None:
         try:
@@ -341,12 +398,35 @@ class Room:
     def _on_change(self, event: TransactionEvent) -> None:
         self._changes.append(event.update)
 
-    def _apply(self, update: bytes) -> list[bytes]:
+    def _apply(self, update: bytes, *, index: bool = True) -> list[bytes]:
         self._changes = []
         self.doc.apply_update(update)
         changes, self._changes = self._changes, []
         self.state_bytes += sum(len(change) for change in changes)
+        for change in changes if index else ():
+            try:
+                self.boundaries.add(yupdate.decode(change))
+            except yupdate.UpdateError:
+                log.exception("document %s: cannot read a change yrs emitted", self.document_id)
         return changes
+
+    def _verdict(self, update: bytes) -> yupdate.Verdict:
+        """May ``update`` be applied here (see collab/lib/yupdate.py)?"""
+        try:
+            decoded = yupdate.decode(update)
+        except yupdate.UpdateError as exc:
+            raise yprotocol.ProtocolError(f"update cannot be decoded: {exc}") from None
+        state = yprotocol.decode_state_vector(self.doc.get_state())
+        return yupdate.check(decoded, state, self.boundaries)
+
+    def _remote_verdict(self, update: bytes) -> yupdate.Verdict:
+        """The same for an update from the log or another process: one that cannot be read
+        here (none can: each was emitted by yrs) is applied as before."""
+        try:
+            return self._verdict(update)
+        except yprotocol.ProtocolError:
+            log.exception("document %s: cannot read an update from elsewhere", self.document_id)
+            return yupdate.Verdict.GOOD
 
     def _too_large(self, update: bytes) -> bool:
         """Would applying ``update`` take the document over ``DOCUMENT_MAX_BYTES``? Measured

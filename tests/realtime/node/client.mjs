@@ -3,8 +3,10 @@
 //   node client.mjs <ws base url, e.g. ws://127.0.0.1:8000/ws/tasks/12> <api token>
 //
 // Commands: {"op":"wait_synced"} {"op":"get"} {"op":"insert","index":n,"text":s} (UTF-16 index)
-// {"op":"insert_after","anchor":a,"text":s} {"op":"wait_text","text":s,"timeout":ms}
-// {"op":"wait_contains","text":s,"timeout":ms} {"op":"close"}.
+// {"op":"delete","index":n,"length":n} (UTF-16) {"op":"insert_after","anchor":a,"text":s}
+// {"op":"wait_text","text":s,"timeout":ms} {"op":"wait_contains","text":s,"timeout":ms}
+// {"op":"wait_closed","timeout":ms} (the first close with an application code, 4000-4999)
+// {"op":"close"}.
 import * as Y from 'yjs'
 import { WebsocketProvider } from 'y-websocket'
 import WebSocket from 'ws'
@@ -24,8 +26,12 @@ const text = doc.getText('content')
 const provider = new WebsocketProvider(base, 'doc', doc, { WebSocketPolyfill: AuthorizedWebSocket })
 provider.awareness.setLocalStateField('user', { name: 'node', color: '#0a0' })
 const denied = []
+const closes = []
 provider.on('connection-close', (event) => {
-  if (event && event.code >= 4000) out({ event: 'closed', code: event.code })
+  if (event && event.code >= 4000) {
+    closes.push(event.code)
+    out({ event: 'closed', code: event.code })
+  }
 })
 const originalWarn = console.warn
 console.warn = (...args) => { denied.push(args.join(' ')); originalWarn(...args) }
@@ -53,10 +59,16 @@ for await (const line of rl) {
       await until(() => provider.synced, cmd.timeout)
       out({ ok: true, text: text.toString() })
     } else if (cmd.op === 'get') {
-      out({ ok: true, text: text.toString(), length: text.length, denied, clientID: doc.clientID })
+      out({ ok: true, text: text.toString(), length: text.length, denied, closes, clientID: doc.clientID })
     } else if (cmd.op === 'insert') {
       text.insert(cmd.index, cmd.text)
       out({ ok: true, text: text.toString() })
+    } else if (cmd.op === 'delete') {
+      text.delete(cmd.index, cmd.length)
+      out({ ok: true, text: text.toString() })
+    } else if (cmd.op === 'wait_closed') {
+      await until(() => closes.length > 0, cmd.timeout)
+      out({ ok: true, code: closes[0] })
     } else if (cmd.op === 'insert_after') {
       const at = text.toString().indexOf(cmd.anchor)
       if (at < 0) throw new Error(`anchor ${cmd.anchor} not found`)
