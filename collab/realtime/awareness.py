@@ -2,11 +2,14 @@
 validation of every state a socket sends, and the expiry of other processes' entries.
 
 Browsers render awareness states: y-codemirror.next writes ``user.color`` into a ``style``
-attribute and ``user.name`` into the caret label. So the server keeps only the fields Collab's
-editor shows, each checked (``clean_state``): a colour must be a strict ``#rrggbb``, a name is
-plain text of at most ``NAME_MAX_CHARS``, a cursor is two Yjs relative positions; everything
-else is dropped, and ``collab`` and ``user.kind`` are stamped by the server. A socket speaks for
-at most ``MAX_CLIENTS_PER_SOCKET`` Yjs client ids. See docs/protocol.md "Presence".
+attribute and ``user.name`` into the caret label, and the editor's co-editors list shows both.
+So the server keeps only the fields Collab's editor shows (``clean_state``): what says who the
+peer is (``user.name``, ``user.color``, ``user.kind``, ``user.role``) is set by the server from
+the socket's account, whatever the client sent (a viewer could otherwise show up as someone
+else, or as an agent), the name without control or bidirectional-control characters; a cursor
+is two Yjs relative positions; everything else is dropped, and ``collab`` is stamped too. A
+socket speaks for at most ``MAX_CLIENTS_PER_SOCKET`` Yjs client ids. See docs/protocol.md
+"Presence".
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import time
 from typing import Any, Protocol
 
 from collab.lib.colors import presence_color
+from collab.lib.text import displayable
 from collab.realtime.yprotocol import AwarenessEntry
 
 # How long another process's awareness entry lives without a renewal (y-protocols uses 30 s).
@@ -27,8 +31,6 @@ MAX_CLIENTS_PER_SOCKET = 8
 # few hundred bytes; a viewer once broadcast 5 x 0.9 MB).
 AWARENESS_MAX_BYTES = 16 * 1024
 
-_HEX = re.compile(r"#[0-9a-fA-F]{6}")
-_HEX_ALPHA = re.compile(r"#[0-9a-fA-F]{6}(?:[0-9a-fA-F]{2})?")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 _ROLES = {"owner", "editor", "viewer"}
 
@@ -37,7 +39,9 @@ class Speaker(Protocol):
     """What awareness needs of a socket."""
 
     user_id: int | None
-    label: str
+    label: str  # the username
+    display_name: str  # what people see: the account's full name, else its username
+    role: str  # the workspace role
     can_edit: bool
 
 
@@ -79,31 +83,25 @@ def _clean_position(value: Any) -> dict[str, Any] | None:
     return position
 
 
-def _clean_name(value: Any, default: str) -> str:
-    if not isinstance(value, str):
-        return default
-    name = _CONTROL.sub("", value).strip()[:NAME_MAX_CHARS]
-    return name or default
+def display_name(speaker: Speaker) -> str:
+    """The name a socket's presence shows: its account's, never one the client sent."""
+    return displayable(speaker.display_name)[:NAME_MAX_CHARS] or speaker.label
 
 
 def clean_state(state: dict[str, Any], speaker: Speaker) -> dict[str, Any]:
     """The fields of a socket's awareness state that browsers may render, each checked, plus
     what the server vouches for (``collab``)."""
-    own_color = presence_color(f"user:{speaker.user_id}")
     cleaned: dict[str, Any] = {}
-    user = state.get("user")
-    if isinstance(user, dict):
-        color = user.get("color")
-        color = color if isinstance(color, str) and _HEX.fullmatch(color) else own_color
-        light = user.get("colorLight")
-        light = light if isinstance(light, str) and _HEX_ALPHA.fullmatch(light) else color + "33"
-        role = user.get("role")
+    if isinstance(state.get("user"), dict):
+        # Who this is comes from the account: the client's own "user" fields are ignored.
+        color = presence_color(f"user:{speaker.user_id}")
+        role = speaker.role if speaker.role in _ROLES else None
         cleaned["user"] = {
-            "name": _clean_name(user.get("name"), speaker.label),
+            "name": display_name(speaker),
             "color": color,
-            "colorLight": light,
+            "colorLight": color + "33",
             "kind": "person",  # agents are published by the server, never by a socket
-            "role": role if role in _ROLES else ("editor" if speaker.can_edit else "viewer"),
+            "role": role or ("editor" if speaker.can_edit else "viewer"),
         }
     cursor = state.get("cursor")
     if isinstance(cursor, dict):

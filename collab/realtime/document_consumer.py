@@ -34,12 +34,15 @@ class _Access:
     access: TaskAccess
     document_id: int
     label: str
+    display_name: str
 
 
 def _document_access(user: AnyUser, task_id: int) -> _Access:
     access = get_task_access(user, task_id)
     document, _ = Document.objects.only("id").get_or_create(task=access.task)
-    return _Access(access, document.pk, user.get_username())
+    full_name = getattr(user, "get_full_name", lambda: "")()
+    username = user.get_username()
+    return _Access(access, document.pk, username, str(full_name or username))
 
 
 class DocumentConsumer(AsyncWebsocketConsumer):
@@ -49,6 +52,8 @@ class DocumentConsumer(AsyncWebsocketConsumer):
     room: Room | None = None
     user_id: int | None = None
     label = ""
+    display_name = ""  # shown in presence (awareness.display_name), from the account
+    role = ""
     can_edit = False
 
     async def dispatch(self, message: dict[str, Any]) -> None:
@@ -70,6 +75,8 @@ class DocumentConsumer(AsyncWebsocketConsumer):
             return
         self.user_id = found.access.membership.user_id
         self.label = found.label
+        self.display_name = found.display_name
+        self.role = found.access.membership.role
         self.can_edit = found.access.can_edit
         self.workspace_id = found.access.task.workspace_id
         self.access_key = access.key_for(
@@ -138,4 +145,5 @@ class DocumentConsumer(AsyncWebsocketConsumer):
             if self.room is not None:
                 await self._reject(CloseCode.FORBIDDEN, "access ended")
             return
+        self.role = role
         self.can_edit = access.can_edit(role)

@@ -77,6 +77,8 @@ class Peer(Protocol):
 
     user_id: int | None
     label: str
+    display_name: str
+    role: str
     can_edit: bool
 
     async def send_bytes(self, data: bytes) -> None: ...

@@ -187,6 +187,31 @@ def test_people_see_each_other_in_the_presence_list_and_as_named_cursors(cast, o
     expect(bob.locator("[data-role=presence] .is-me .presence-name")).to_have_text("bob (you)")
 
 
+def test_a_viewer_cannot_pass_for_someone_else_in_the_co_editors_list(cast, open_task):
+    bob = open_task("bob")
+    carol = open_task("carol")
+    expect(bob.locator("[data-role=presence] [data-name=carol]")).to_have_count(1)
+
+    # when the viewer's page says she is alice, an agent, the owner, in another colour
+    awareness = f"document.querySelector('{EDITOR}').collabEditor.awareness"
+    carol_id = carol.evaluate(f"{awareness}.clientID")
+    carol.evaluate(
+        f"{awareness}.setLocalStateField('user',"
+        " {name: 'alice', kind: 'agent', color: '#000000', role: 'owner'})"
+    )
+    clock = carol.evaluate(f"{awareness}.meta.get({awareness}.clientID).clock")
+
+    # then, once bob's page has that state, it still shows carol, a person, and no one else
+    poll_until(
+        bob,
+        f"(() => {{ const meta = {awareness}.meta.get({carol_id});"
+        f" return !!meta && meta.clock >= {clock}; }})()",
+    )
+    expect(bob.locator("[data-role=presence] .kind-person[data-name=carol]")).to_have_count(1)
+    expect(bob.locator("[data-role=presence] [data-name=alice]")).to_have_count(0)
+    expect(bob.locator("[data-role=presence] .kind-agent")).to_have_count(0)
+
+
 def test_a_viewer_watches_live_but_cannot_edit(cast, open_task):
     alice = open_task("alice")
     carol = open_task("carol")

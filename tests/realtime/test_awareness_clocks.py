@@ -15,6 +15,8 @@ class _Socket:
     user_id: int | None
     label: str
     can_edit: bool = True
+    display_name: str = ""
+    role: str = "editor"
 
 
 def _yjs_takes(held: dict[int, int], entry: AwarenessEntry) -> bool:

@@ -11,6 +11,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.core.exceptions import ValidationError
 
+from collab.lib.colors import presence_color
 from collab.realtime import yprotocol
 from collab.tasks import documents
 from collab.tasks.models import Document
@@ -155,7 +156,10 @@ async def test_presence_fields_a_browser_renders_are_validated_by_the_server(
     await editor.close()
 
 
-async def test_a_valid_cursor_and_colour_pass_unchanged(connect, alice, bob, task):
+async def test_a_valid_cursor_passes_unchanged_and_the_colour_is_the_person_s_own(
+    connect, alice, bob, task
+):
+    # (issue 28: the colour, like the name, says who this is, so the server sets it)
     writer = await connect(bob, task)
     reader = await connect(alice, task)
     cursor = {"client": 7, "clock": 3}
@@ -167,7 +171,7 @@ async def test_a_valid_cursor_and_colour_pass_unchanged(connect, alice, bob, tas
 
     await reader.wait_for(lambda: writer.doc.client_id in reader.awareness)
     shown = json.loads(reader.awareness[writer.doc.client_id])
-    assert shown["user"]["color"] == "#d1495b"
+    assert shown["user"]["color"] == presence_color(f"user:{bob.pk}")
     # the same positions, with every field of a Yjs RelativePosition (None where unused)
     assert shown["cursor"] == {
         "anchor": {"type": None, "tname": None, "item": cursor, "assoc": 0},
@@ -175,6 +179,41 @@ async def test_a_valid_cursor_and_colour_pass_unchanged(connect, alice, bob, tas
     }
     await writer.close()
     await reader.close()
+
+
+async def test_a_viewer_cannot_show_up_as_another_person_or_an_agent(connect, alice, carol, task):
+    # given a viewer whose account name carries bidirectional controls (a right-to-left
+    # override turns what follows around on screen) and control characters
+    carol.first_name = "\u202eCarol\u200f"
+    carol.last_name = "Viewer\u2066\x07\x9b"
+    await database_sync_to_async(carol.save)()
+    viewer = await connect(carol, task)
+    editor = await connect(alice, task)
+
+    # when her client says it is alice, or the agent Mira, in alice's colour
+    state = {
+        "user": {
+            "name": "alice",
+            "color": presence_color(f"user:{alice.pk}"),
+            "kind": "agent",
+            "role": "owner",
+        }
+    }
+    await viewer.set_awareness(1, json.dumps(state))
+
+    # then the others see her account's name, her colour, a person, a viewer
+    carol_id = viewer.doc.client_id
+    await editor.wait_for(lambda: carol_id in editor.awareness)
+    shown = json.loads(editor.awareness[carol_id])["user"]
+    assert shown == {
+        "name": "Carol Viewer",
+        "color": presence_color(f"user:{carol.pk}"),
+        "colorLight": presence_color(f"user:{carol.pk}") + "33",
+        "kind": "person",
+        "role": "viewer",
+    }
+    await viewer.close()
+    await editor.close()
 
 
 async def test_an_oversized_awareness_message_closes_the_socket_and_is_not_fanned_out(
