@@ -3,9 +3,11 @@ hand client messages to services. See docs/protocol.md for frames and close code
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -36,6 +38,9 @@ class CloseCode:
     NOT_FOUND = 4404  # outsider or unknown task (handshake refused)
     FRAME_TOO_LARGE = 4413  # a frame over WEBSOCKET_MAX_FRAME_BYTES
     TOO_MANY_ATTEMPTS = 4429  # this address guessed too many tokens (the HTTP API's 429)
+    # The channel layer (Redis) is unavailable: reconnect later (HTTP's 503; the standard 1013
+    # cannot be sent: autobahn, under Daphne, lets a server send only 1000 and 3000-4999).
+    TRY_AGAIN_LATER = 4503
 
 
 class FrameError(Exception):
@@ -81,6 +86,37 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
     access: TaskAccess
     as_json: bool
     joined: list[str]
+    connected = False
+    layer_down = False  # a receive from the channel layer (Redis) failed
+
+    # Channels assigns the channel layer's receive for this socket's channel here, and awaits
+    # what the attribute gives. Redis away, that receive raises at once, and the exception
+    # ended the consumer: before the handshake was accepted, that was an HTTP 500 (issue 28);
+    # after it, a close with 1011. Instead, the first failure is one ``layer.unavailable``
+    # event (the socket is closed with 4503, "try again later"), and then it waits.
+    @property
+    def channel_receive(self) -> Callable[[], Awaitable[dict[str, Any]]]:
+        return self._receive_from_layer
+
+    @channel_receive.setter
+    def channel_receive(self, receive: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+        self._layer_receive = receive
+
+    async def _receive_from_layer(self) -> dict[str, Any]:
+        if not self.layer_down:
+            try:
+                return await self._layer_receive()
+            except Exception:
+                log.warning("chat socket: the channel layer is unavailable", exc_info=True)
+                self.layer_down = True
+                return {"type": "layer.unavailable"}
+        await asyncio.Event().wait()  # until the socket closes (Channels cancels this)
+        raise AssertionError("unreachable")
+
+    async def layer_unavailable(self, event: dict[str, Any]) -> None:
+        if self.connected:
+            await self._close(CloseCode.TRY_AGAIN_LATER, "try again later")
+        # else connect() sees layer_down and does the same once the handshake is accepted
 
     async def connect(self) -> None:
         self.joined = []
@@ -98,23 +134,45 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
         # counts; anything else is ignored, and without it nothing extra is sent.
         rendered = query.get("role", [None])[-1]
         membership = self.access.membership
-        for group in (
-            task_group(task_id),
-            member_group(membership.workspace_id, membership.user_id),
-        ):
-            await self.channel_layer.group_add(group, self.channel_name)
-            self.joined.append(group)
+        try:
+            if self.layer_down:
+                raise ConnectionError("the channel layer is unavailable")
+            for group in (
+                task_group(task_id),
+                member_group(membership.workspace_id, membership.user_id),
+            ):
+                await self.channel_layer.group_add(group, self.channel_name)
+                self.joined.append(group)
+        except Exception:
+            # Redis is away: without its groups this socket would be sent nothing. Rather
+            # than a failed handshake (HTTP 500), the client gets 4503 ("try again later"):
+            # the task page shows "reconnecting" and reconnects with a growing pause.
+            log.warning(
+                "chat socket of %s on task %s: the channel layer is unavailable; closing with %s",
+                user,
+                task_id,
+                CloseCode.TRY_AGAIN_LATER,
+                exc_info=True,
+            )
+            self.joined = []  # nothing to leave (that would fail the same way)
+            await self.accept()
+            await self._close(CloseCode.TRY_AGAIN_LATER, "try again later")
+            return
         self.access_key = access.key_for(
             self.scope, user_id=membership.user_id, workspace_id=membership.workspace_id
         )
         await self.accept()
+        self.connected = True
         access.get_watcher().watch(self, membership.role)
         if rendered in Role.values and rendered != membership.role:
             await self.access_changed(membership.role)
 
     async def disconnect(self, code: int) -> None:
         access.get_watcher().unwatch(self)
-        await self._leave_groups()
+        try:
+            await self._leave_groups()
+        except Exception:  # Redis away: its group memberships expire on their own
+            log.warning("could not leave the groups of a chat socket", exc_info=True)
 
     async def _leave_groups(self) -> None:
         for group in getattr(self, "joined", []):

@@ -197,7 +197,8 @@
     show("reconnecting");
     if (opened) checkAccess();
     if (HTMX_RETRIES.indexOf(code) >= 0) return;
-    // A normal close from the server (1000, 1001, 1005): come back, with a growing pause.
+    // A normal close from the server (1000, 1001, 1005), or 4503 (its Redis is away: try again
+    // later): come back, with a growing pause.
     var delay = Math.min(30000, 1000 * Math.pow(2, retries)) * (0.5 + Math.random() / 2);
     retries += 1;
     setTimeout(function () {

@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import websockets
 
 from tests.realtime.live import LiveSite
 from tests.realtime.nodejs import NodeClient, node_workdir
 from tests.realtime.yclient import LiveYClient
+from tests.reliability.conftest import PrivateRedis, live_site
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -133,3 +135,39 @@ async def _wait_denied(client: NodeClient, count: int) -> dict[str, Any]:
             return state
         assert time.monotonic() < deadline, f"the server refused {len(state['denied'])} updates"
         await asyncio.sleep(0.1)
+
+
+async def test_a_chat_socket_opened_while_redis_is_down_is_told_to_come_back_later(
+    tmp_path: Path, private_redis: PrivateRedis
+) -> None:
+    """docs/protocol.md, chat close codes: 4503, which the task page shows as "reconnecting"
+    and retries (static/collab/chat.js), rather than a handshake answered with HTTP 500."""
+    with live_site(tmp_path, redis_url=private_redis.url) as site:
+        cast = site.prepare()
+        server = site.start()
+        chat = f"ws://127.0.0.1:{server.port}/ws/tasks/{cast.task_id}/chat?format=json"
+        headers = {"Authorization": f"Bearer {cast.tokens['bob']}"}
+
+        # when Redis goes away and a chat socket is opened
+        private_redis.stop()
+        async with websockets.connect(chat, additional_headers=headers) as socket:
+            # then it is accepted and closed with "try again later"
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await asyncio.wait_for(socket.recv(), WAIT)
+        assert closed.value.rcvd is not None
+        assert closed.value.rcvd.code == 4503
+
+        # and once Redis is back, a new socket is served as before
+        private_redis.start()
+        deadline = time.monotonic() + WAIT
+        while True:
+            async with websockets.connect(chat, additional_headers=headers) as socket:
+                await socket.send('{"type": "ping"}')
+                try:
+                    answer = await asyncio.wait_for(socket.recv(), WAIT)
+                except websockets.ConnectionClosed:
+                    assert time.monotonic() < deadline, "the chat socket never came back"
+                    await asyncio.sleep(0.5)
+                    continue
+            assert "pong" in str(answer)
+            break
