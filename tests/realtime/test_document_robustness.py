@@ -265,3 +265,52 @@ async def test_a_cursor_at_the_end_of_the_text_keeps_every_field_browsers_read(
     assert shown["cursor"] == {"anchor": end, "head": end}
     await writer.close()
     await reader.close()
+
+
+async def test_a_delete_of_half_an_emoji_closes_the_socket_before_anything_changes(
+    connect, alice, bob, task
+):
+    # (issue 28; the official client's version of this runs in tests/reliability)
+    writer = await connect(bob, task)
+    reader = await connect(alice, task)
+    await writer.insert(0, "a😀b")
+    await writer.wait_for(lambda: writer.acknowledged)
+    await reader.wait_for(lambda: reader.value == "a😀b")
+
+    # when the writer deletes UTF-16 clock 2 of its own text, the second half of the emoji
+    # (what Yjs sends for text.delete(2, 1): no structs, one delete range)
+    client = yprotocol.var_uint(writer.doc.client_id)
+    await writer.send(yprotocol.sync_update(b"\x00\x01" + client + b"\x01\x02\x01"))
+
+    # then the socket is closed as for an update Yjs cannot decode, and nothing changed
+    await writer.wait_for(lambda: writer.closed_with is not None)
+    assert writer.closed_with == 4400
+    await reader.pump(0.2)
+    assert reader.value == "a😀b"
+    assert await _text_in_db(task.pk) == "a😀b"
+    await reader.close()
+
+
+async def test_an_update_that_follows_structs_the_server_never_took_does_not_reach_the_text(
+    connect, alice, bob, task
+):
+    writer = await connect(bob, task)
+    await writer.insert(0, "start ")
+    await writer.wait_for(lambda: writer.acknowledged)
+
+    # given structs of the writer that the server never gets (a refused update, say)
+    writer.text.insert(len("start "), "never sent")
+    # when the writer's next update, which follows them, arrives
+    await writer.insert(0, "hidden ")
+
+    # and an editor alongside types and is acknowledged (her batch writes the text column)
+    other = await connect(alice, task)
+    await other.wait_for(lambda: other.value == "start ")
+    await other.insert(len("start "), "seen")
+    await other.wait_for(lambda: other.acknowledged)
+
+    # then the stored text is what every replica that syncs from the server holds
+    assert other.value == "start seen"
+    assert await _text_in_db(task.pk) == "start seen"
+    await other.close()
+    await writer.close()

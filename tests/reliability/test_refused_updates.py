@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import websockets
 
-from tests.realtime.live import LiveSite
+from tests.realtime.live import LiveSite, migrated_template
 from tests.realtime.nodejs import NodeClient, node_workdir
 from tests.realtime.yclient import LiveYClient
 from tests.reliability.conftest import PrivateRedis, live_site
@@ -26,6 +26,12 @@ SEED = "a😀b and 日本\n"
 @pytest.fixture(scope="session")
 def node() -> Path:
     return node_workdir()
+
+
+@pytest.fixture(scope="session")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated SQLite database to copy (embedded mode; PostgreSQL sites migrate)."""
+    return migrated_template(tmp_path_factory.mktemp("refused-template"))
 
 
 async def _node(node: Path, site_url: str, token: str) -> NodeClient:
@@ -52,9 +58,9 @@ async def _stored(site: LiveSite, document_id: int, expected: str) -> dict[str, 
     ],
 )
 async def test_an_update_that_splits_an_emoji_is_refused_and_no_replica_diverges(
-    site: LiveSite, node: Path, cut: dict[str, Any]
+    site: LiveSite, node: Path, template: Path, cut: dict[str, Any]
 ) -> None:
-    cast = site.prepare(text=SEED)
+    cast = site.prepare(template, text=SEED)
     server = site.start()
     url = server.url(cast.task_id)
     writer = await _node(node, url, cast.tokens["bob"])
@@ -83,13 +89,13 @@ async def test_an_update_that_splits_an_emoji_is_refused_and_no_replica_diverges
 
 
 async def test_after_a_refused_too_large_update_later_edits_do_not_reach_the_stored_text_alone(
-    site: LiveSite, node: Path
+    site: LiveSite, node: Path, template: Path
 ) -> None:
     # A small limit, and a quick keep-alive: its sync step 1 makes the writer's client send its
     # state again, which is refused again, and that second refusal shows the server has read
     # everything the writer sent before it.
     site.settings.update(DOCUMENT_MAX_BYTES="20000", DOCUMENT_KEEPALIVE_SECONDS="1")
-    cast = site.prepare(text="start\n")
+    cast = site.prepare(template, text="start\n")
     server = site.start()
     url = server.url(cast.task_id)
     writer = await _node(node, url, cast.tokens["bob"])
