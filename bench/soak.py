@@ -4,22 +4,27 @@ once midway.
     python bench/soak.py                      # 60 clients on 6 documents, 40 s (a quick run)
     python bench/soak.py --clients 300 --minutes 10          # 300 clients on 30 documents
     python bench/soak.py --clients 300 --documents 1 ...     # everyone in one document
+    python bench/soak.py --database-url postgres://postgres@127.0.0.1:5432/soak   # production
 
 Starts a private ``redis-server`` on a free port (never the shared one), two Daphne processes
-relaying through it (SQLite, as tests/realtime/live.py does), a supervised worker
+relaying through it (SQLite, as tests/realtime/live.py does, or the PostgreSQL database
+``--database-url`` names, which is dropped and created afresh), a supervised worker
 (``manage.py worker``, with the sweep) and an agent (the fake ``echo`` model) on the task, and
 spreads the clients over the documents (ten per document unless ``--documents``) and, within
 each document, over both web processes, so that every document's edits cross the relay. Each
 client types a unique word about every second into its document; chatters post chat messages
-to the first task through the API, every third one mentioning the agent; halfway through Redis
-is stopped for a few seconds and started again. At the end it prints:
+to the first task through the API, every third one mentioning the agent, and chat sockets open
+and close a chat WebSocket of that task over and over; halfway through Redis is stopped for a
+few seconds and started again. At the end it prints:
 
 * ``lost``: words a client saw acknowledged that are not in the stored document, plus chat
   posts answered 201 that are not stored;
 * ``duplicated``: words or chat posts stored more than once;
 * ``diverged``: clients whose text differs from the stored document after a final resync;
 * agent turns: ``unfinished`` (not done a while after the end: lost) and replies beyond one per
-  finished turn (``duplicated``).
+  finished turn (``duplicated``);
+* ``http_500``: chat WebSocket handshakes and API posts answered with HTTP 500, during the Redis
+  outage (from the stop until 5 s after the start) and in all (issue 28: 19 handshakes did).
 
 All three must be 0. Figures are printed, never asserted (see bench/README.md).
 
@@ -51,13 +56,15 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from websockets.exceptions import InvalidHandshake  # noqa: E402
+import websockets  # noqa: E402
+from websockets.exceptions import InvalidHandshake, InvalidStatus  # noqa: E402
 
 from tests.realtime.live import LiveSite, free_port  # noqa: E402
 from tests.realtime.yclient import LiveYClient, parse_state_vector  # noqa: E402
@@ -74,7 +81,27 @@ def start_redis(port: int, directory: Path) -> subprocess.Popen[bytes]:
     )  # fmt: skip
 
 
-def post_chat(port: int, task_id: int, token: str, body: str) -> bool:
+class Outage:
+    """When Redis was away (monotonic times), and the HTTP 500s counted in and out of it."""
+
+    def __init__(self) -> None:
+        self.started: float | None = None
+        self.ended: float | None = None
+        self.errors: list[tuple[float, str]] = []  # (when, what) of every HTTP 500
+
+    def during(self, when: float) -> bool:
+        return (
+            self.started is not None
+            and when >= self.started
+            and (self.ended is None or when <= self.ended + 5.0)
+        )
+
+    def error(self, what: str) -> None:
+        self.errors.append((time.monotonic(), what))
+
+
+def post_chat(port: int, task_id: int, token: str, body: str) -> int:
+    """The HTTP status of a chat post (0 if there was no answer)."""
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/api/tasks/{task_id}/messages",
         data=json.dumps({"body": body}).encode(),
@@ -83,9 +110,11 @@ def post_chat(port: int, task_id: int, token: str, body: str) -> bool:
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - localhost
-            return response.status == 201
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
     except Exception:
-        return False
+        return 0
 
 
 async def listen(client: LiveYClient, seconds: float) -> None:
@@ -147,31 +176,77 @@ async def client_loop(
 
 
 async def chat_loop(
-    port: int, task_id: int, token: str, until: float, posted: list[str], number: int
+    port: int,
+    task_id: int,
+    token: str,
+    until: float,
+    posted: list[str],
+    number: int,
+    outage: Outage,
 ) -> None:
     sent = 0
     while time.monotonic() < until:
         body = f"chat {number}-{sent}"
         if sent % 3 == 0:
             body = f"@Mira {body}"
-        if await asyncio.to_thread(post_chat, port, task_id, token, body):
+        status = await asyncio.to_thread(post_chat, port, task_id, token, body)
+        if status == 201:
             posted.append(body)
+        elif status == 500:
+            outage.error("chat post")
         sent += 1
         await asyncio.sleep(random.uniform(1.0, 3.0))
 
 
-def stored_messages(site: LiveSite, task_id: int, kind: str = "human") -> list[str]:
+async def chat_socket_loop(
+    port: int, task_id: int, token: str, until: float, outage: Outage, closes: dict[str, int]
+) -> None:
+    """Open a chat WebSocket, keep it a second or two, close it; again and again."""
+    url = f"ws://127.0.0.1:{port}/ws/tasks/{task_id}/chat?format=json"
+    headers = {"Authorization": f"Bearer {token}"}
+    await asyncio.sleep(random.uniform(0, 2))
+    while time.monotonic() < until:
+        try:
+            async with websockets.connect(url, additional_headers=headers, open_timeout=10) as ws:
+                try:
+                    await asyncio.wait_for(ws.recv(), random.uniform(1.0, 2.0))
+                except TimeoutError:
+                    outcome = "open"
+                except websockets.ConnectionClosed as closed:
+                    outcome = f"closed {closed.rcvd.code if closed.rcvd else 1006}"
+                else:
+                    outcome = "open"
+        except InvalidStatus as refused:
+            outcome = f"http {refused.response.status_code}"
+            if refused.response.status_code == 500:
+                outage.error("chat handshake")
+        except (OSError, TimeoutError, InvalidHandshake) as error:
+            outcome = type(error).__name__
+        closes[outcome] = closes.get(outcome, 0) + 1
+        await asyncio.sleep(random.uniform(0.2, 0.6))
+
+
+def query(site: LiveSite, sql: str, params: tuple[object, ...]) -> list[tuple[object, ...]]:
+    """Rows of ``sql`` (``?`` placeholders) from the site's database, SQLite or PostgreSQL."""
+    if site.database_url:
+        import psycopg
+
+        with psycopg.connect(site.database_url) as db:
+            return list(db.execute(sql.replace("?", "%s"), params).fetchall())
     with sqlite3.connect(site.database, timeout=20) as db:
-        rows = db.execute(
-            "SELECT body FROM tasks_message WHERE task_id = ? AND kind = ?", (task_id, kind)
-        )
-        return [body for (body,) in rows]
+        return list(db.execute(sql, params).fetchall())
+
+
+def stored_messages(site: LiveSite, task_id: int, kind: str = "human") -> list[str]:
+    rows = query(
+        site, "SELECT body FROM tasks_message WHERE task_id = ? AND kind = ?", (task_id, kind)
+    )
+    return [str(body) for (body,) in rows]
 
 
 def turn_counts(site: LiveSite) -> dict[str, int]:
-    with sqlite3.connect(site.database, timeout=20) as db:
-        rows = db.execute("SELECT status, COUNT(*) FROM agents_turn GROUP BY status")
-        return dict(rows.fetchall())
+    rows = query(site, "SELECT status, COUNT(*) FROM agents_turn GROUP BY status", ())
+    return {str(status): int(str(count)) for status, count in rows}
 
 
 def start_worker(site: LiveSite, directory: Path) -> subprocess.Popen[bytes]:
@@ -188,10 +263,18 @@ def start_worker(site: LiveSite, directory: Path) -> subprocess.Popen[bytes]:
 
 def document_of(site: LiveSite, task_id: int) -> int:
     """The document of a task (made when its first socket connects)."""
-    with sqlite3.connect(site.database, timeout=20) as db:
-        row = db.execute("SELECT id FROM tasks_document WHERE task_id = ?", (task_id,)).fetchone()
-        assert row is not None, f"task {task_id} has no document"
-        return int(row[0])
+    rows = query(site, "SELECT id FROM tasks_document WHERE task_id = ?", (task_id,))
+    assert rows, f"task {task_id} has no document"
+    return int(str(rows[0][0]))
+
+
+def fresh_database(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
 
 
 async def main() -> None:
@@ -206,6 +289,17 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=40.0)
     parser.add_argument("--minutes", type=float, default=None, help="overrides --seconds")
     parser.add_argument("--chatters", type=int, default=10)
+    parser.add_argument(
+        "--chat-sockets",
+        type=int,
+        default=10,
+        help="clients opening chat WebSockets again and again",
+    )
+    parser.add_argument(
+        "--database-url",
+        default=None,
+        help="a PostgreSQL database (dropped and made afresh) instead of SQLite",
+    )
     args = parser.parse_args()
     duration = args.minutes * 60 if args.minutes is not None else args.seconds
     documents = max(1, args.documents or args.clients // 10)
@@ -213,10 +307,13 @@ async def main() -> None:
     directory = Path(tempfile.mkdtemp(prefix="collab-soak-"))
     redis_port = free_port()
     redis = start_redis(redis_port, directory)
+    if args.database_url:
+        fresh_database(args.database_url)
     site = LiveSite(
         directory / "site",
         redis_url=f"redis://127.0.0.1:{redis_port}/0",
         settings={"AGENTS_SWEEP_SECONDS": "5", "AGENTS_STALE_QUEUED_SECONDS": "20"},
+        database_url=args.database_url,
     )
     worker: subprocess.Popen[bytes] | None = None
     try:
@@ -248,23 +345,33 @@ async def main() -> None:
             )
             for n, (task, server) in enumerate(placement)
         ]
+        outage = Outage()
+        socket_outcomes: dict[str, int] = {}
         chatters = [
-            chat_loop(servers[n % 2].port, cast.task_id, tokens[n % 2], until, posted, n)
+            chat_loop(servers[n % 2].port, cast.task_id, tokens[n % 2], until, posted, n, outage)
             for n in range(args.chatters)
+        ]
+        chat_sockets = [
+            chat_socket_loop(
+                servers[n % 2].port, cast.task_id, tokens[n % 2], until, outage, socket_outcomes
+            )
+            for n in range(args.chat_sockets)
         ]
 
         async def restart_redis() -> None:
             nonlocal redis
             await asyncio.sleep(duration / 2)
+            outage.started = time.monotonic()
             redis.terminate()
             redis.wait(10)
             print(f"redis stopped at {duration / 2:.0f}s", flush=True)
             await asyncio.sleep(3)
             redis = start_redis(redis_port, directory)
+            outage.ended = time.monotonic()
             print("redis started again", flush=True)
 
         started = time.monotonic()
-        results = await asyncio.gather(*clients, *chatters, restart_redis())
+        results = await asyncio.gather(*clients, *chatters, *chat_sockets, restart_redis())
         elapsed = time.monotonic() - started
         await asyncio.sleep(2.0)  # the last batches reach the database
         document_ids = {task: document_of(site, task) for task in tasks}
@@ -335,6 +442,13 @@ async def main() -> None:
             f"agent turns: {counts} replies={len(replies)} unfinished={unfinished}"
             f" duplicated_replies={extra_replies}"
         )
+        in_outage = [what for when, what in outage.errors if outage.during(when)]
+        print(
+            f"http_500 during the outage={len(in_outage)} in all={len(outage.errors)}"
+            f" ({', '.join(sorted({what for _, what in outage.errors})) or 'none'});"
+            f" chat sockets: {dict(sorted(socket_outcomes.items()))}"
+        )
+        print(f"database={'postgresql' if args.database_url else 'sqlite'}")
         print(f"load={' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     finally:
         if worker is not None:
