@@ -393,5 +393,10 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO") or "INFO"},
-    "loggers": {"daphne": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
+    "loggers": {
+        "daphne": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},
+        # The MCP SDK logs every stateless request's session start and end at INFO.
+        "mcp": {"level": "WARNING"},
+    },
 }
