@@ -60,7 +60,8 @@ def test_an_editor_reads_a_task_and_posts_into_its_chat_over_http(
     assert read.structured_content["goal"] == "Plan a two-day offsite for 12 people in May."
     assert read.structured_content["your_role"] == "editor"
     assert not posted.is_error
-    message = Message.objects.get(task=task)
+    message = Message.objects.select_related("author").get(task=task)
+    assert message.author is not None
     assert (message.body, message.author.username) == ("Posted from an MCP client", "bob")
     actions = set(AuditEvent.objects.filter(actor=bob).values_list("action", flat=True))
     assert {"mcp.read_task", "mcp.post_message"} <= actions
