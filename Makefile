@@ -71,15 +71,23 @@ fmt: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-# The evaluation's headline (docs/evaluation.md): detectors mode for the default and every built-in
-# policy, then the embedded model (default policy and llm_judge) on a slice; tables, HTML written.
-EVAL_SPLIT ?= dev
+# The evaluation's headline (docs/evaluation.md): detectors mode for the default, every built-in
+# policy and the counter-examples ('trivial'), on each split of collab-v2 and on the format-1 set
+# (no chat: shared-task leakage probes); then the embedded model (default policy and llm_judge)
+# on a slice of the first split; tables, HTML written.
+EVAL_SPLITS ?= dev test
+EVAL_SPLIT ?= $(firstword $(EVAL_SPLITS))
 EVAL_OUT ?= eval-out
 EVAL_EMBEDDED_LIMIT ?= 6
 eval: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput -v0
-	$(PY) manage.py collab_eval --scenarios collab-v2 --split $(EVAL_SPLIT) --mode detectors \
-		--policy default,all --memory on --table -v0 --out $(EVAL_OUT)/detectors-$(EVAL_SPLIT)
+	for split in $(EVAL_SPLITS); do \
+		$(PY) manage.py collab_eval --scenarios collab-v2 --split $$split --mode detectors \
+			--policy default,all,trivial --memory on --table -v0 \
+			--out $(EVAL_OUT)/detectors-$$split || exit 1; \
+	done
+	$(PY) manage.py collab_eval --scenarios default --mode detectors \
+		--policy default,trivial --memory on --table -v0 --out $(EVAL_OUT)/detectors-default
 	$(PY) manage.py collab_eval --scenarios collab-v2 --split $(EVAL_SPLIT) --mode real \
 		--model embedded --policy default,llm_judge --memory on --limit $(EVAL_EMBEDDED_LIMIT) --table -v0 \
 		--out $(EVAL_OUT)/embedded-$(EVAL_SPLIT)

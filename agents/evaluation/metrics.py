@@ -48,6 +48,47 @@ def ask_scores(results: Sequence[EpisodeResult]) -> dict[str, float | None]:
     return {"ask_precision": precision, "ask_recall": recall, "ask_f1": f1, "ask_mcc": mcc}
 
 
+def blocker_confusion(results: Sequence[EpisodeResult]) -> dict[str, int]:
+    """Blocker-targeted asking: a question counts only when it asks about a value that blocks
+    the work. Positive = the episode should ask (``should_ask``); a hit = a question before the
+    first document targeted one of its blockers. TP: should ask and hit; FN: should ask and no
+    hit; FP: asked without a hit (no blocker there, or only other slots asked about: an episode
+    can be both FN and FP); TN: neither asked nor should have."""
+    tp = sum(r.should_ask and r.asked_blocker for r in results)
+    fn = sum(r.should_ask and not r.asked_blocker for r in results)
+    fp = sum(r.asked and not (r.should_ask and r.asked_blocker) for r in results)
+    tn = sum(not r.asked and not r.should_ask for r in results)
+    return {"tp": tp, "fp": fp, "fn": fn, "tn": tn}
+
+
+def blocker_f1(results: Sequence[EpisodeResult]) -> float | None:
+    """F1 of blocker-targeted asking (``blocker_confusion``); like every F1 it has no true
+    negatives: read it beside MCC."""
+    c = blocker_confusion(results)
+    return ratio(2 * c["tp"], 2 * c["tp"] + c["fp"] + c["fn"])
+
+
+def first_document_correctness(results: Sequence[EpisodeResult]) -> float | None:
+    """Share of episodes whose FIRST document (edit or suggestion), before any correction,
+    needed none: every value right, every success check passed, every preference in force
+    followed (its checks, and a stated asking limit kept before it). An episode without a
+    document fails."""
+    return ratio(sum(r.first_correct for r in results), len(results))
+
+
+def corrections_per_episode(results: Sequence[EpisodeResult]) -> float | None:
+    """Wrong values and missing content the person pointed out, per episode."""
+    return _mean(r.corrections for r in results)
+
+
+def assumption_precision(results: Sequence[EpisodeResult]) -> float | None:
+    """Share of the assumptions shown with first documents that name a slot the text left
+    uncertain (not stated, ambiguous or contradicted)."""
+    return ratio(
+        sum(r.assumptions_uncertain for r in results), sum(r.assumptions_visible for r in results)
+    )
+
+
 def over_asking(results: Sequence[EpisodeResult]) -> float | None:
     """Share of clear episodes (no clarification needed) in which the agent asked."""
     clear = [r for r in results if not r.needs_clarification]
@@ -215,6 +256,10 @@ def leakage(results: Sequence[EpisodeResult]) -> int:
 
 # The figures that get a confidence interval: name -> the metric over a list of episodes.
 INTERVAL_METRICS: dict[str, Callable[[Sequence[EpisodeResult]], float | None]] = {
+    "first_document_correctness": first_document_correctness,
+    "corrections_per_episode": corrections_per_episode,
+    "blocker_f1": blocker_f1,
+    "contradictions_noticed": contradictions_noticed,
     "task_success": task_success,
     "ask_f1": lambda rs: ask_scores(rs)["ask_f1"],
     "ask_mcc": lambda rs: ask_scores(rs)["ask_mcc"],
@@ -274,12 +319,32 @@ def intervals(results: Sequence[EpisodeResult]) -> dict[str, Any]:
     }
 
 
-def summarise(results: Sequence[EpisodeResult], *, seeds: int = 1) -> dict[str, Any]:
-    """Every metric for one configuration."""
+def summarise(
+    results: Sequence[EpisodeResult],
+    *,
+    seeds: int = 1,
+    probes: Sequence[EpisodeResult] = (),
+) -> dict[str, Any]:
+    """Every metric for one configuration. `probes` (shared-task leakage probes of a set
+    without chat) count in leakage only."""
+    probes = [*probes, *(r for r in results if r.probe)]
+    results = [r for r in results if not r.probe]
     done = [r for r in results if r.success]
     first_checks = [ok for r in results for ok in r.first_attempt.values()]
     summary: dict[str, Any] = {
         "episodes": len(results),
+        "first_document_correctness": first_document_correctness(results),
+        "first_values_right": ratio(sum(r.first_values_right for r in results), len(results)),
+        "first_preferences_right": ratio(
+            sum(r.first_preferences_right for r in results), len(results)
+        ),
+        "corrections_per_episode": corrections_per_episode(results),
+        "blocker_f1": blocker_f1(results),
+        "blocker_confusion": blocker_confusion(results),
+        "assumption_precision": assumption_precision(results),
+        "assumptions_per_episode": _mean(r.assumptions_visible for r in results),
+        "uncertain_per_episode": _mean(r.uncertain for r in results),
+        "leakage_probes": len(probes),
         "task_success": ratio(len(done), len(results)),
         **ask_scores(results),
         "confusion": confusion(results),
@@ -300,7 +365,7 @@ def summarise(results: Sequence[EpisodeResult], *, seeds: int = 1) -> dict[str, 
         "by_session": preference_by_session(results),
         **recovery(results),
         **feedback_counts(results),
-        "cross_user_leakage": leakage(results),
+        "cross_user_leakage": leakage(results) + leakage(probes),
         "values_right": ratio(sum(r.values_right for r in results), len(results)),
         "by_category": by_category(results),
         "redundant_questions": redundant_questions(results),
@@ -322,11 +387,15 @@ def summarise(results: Sequence[EpisodeResult], *, seeds: int = 1) -> dict[str, 
 
 # The metrics a report puts in its main table, with how to read them.
 MAIN_METRICS: tuple[tuple[str, str, bool], ...] = (
-    ("task_success", "task success", True),
+    ("first_document_correctness", "first document correct", True),
+    ("corrections_per_episode", "corrections / episode", False),
+    ("task_success", "success after corrections (secondary)", True),
+    ("ask_mcc", "ask MCC", True),
+    ("blocker_f1", "blocker-targeted ask F1 (no TN)", True),
     ("ask_precision", "ask precision", True),
     ("ask_recall", "ask recall", True),
-    ("ask_f1", "ask F1", True),
-    ("ask_mcc", "ask MCC", True),
+    ("ask_f1", "ask F1, any question (no TN)", True),
+    ("assumption_precision", "assumption precision", True),
     ("over_asking", "over-asking (clear)", False),
     ("slot_question_precision", "slot question precision", True),
     ("blocker_recall", "blocker recall", True),

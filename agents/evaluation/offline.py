@@ -314,6 +314,7 @@ class OfflineAgent:
         memory: MemoryStore | None = None,
         users: Mapping[str, User] | None = None,
         seed: int = 0,
+        leaky: bool = False,
     ) -> None:
         self.policy_name = policy if isinstance(policy, str) else policy.name
         self.policy_object = None if isinstance(policy, str) else policy
@@ -326,6 +327,9 @@ class OfflineAgent:
         self.memory = memory
         self.users = dict(users or {})
         self.ids = memory.ids if memory is not None else {}
+        # The counter-example of the memory filter (trivial.LeakyFilter): every person's items
+        # reach the turn's work, not only the requester's own and shared task facts.
+        self.leaky = leaky
         self._reset(None, today)
 
     def _pid(self, user: str) -> int:
@@ -457,6 +461,8 @@ class OfflineAgent:
     def allowed(self, facts: Sequence[MemoryFact]) -> list[MemoryFact]:
         """The memory items the product lets this turn use for the requester."""
         assert self.episode is not None
+        if self.leaky:
+            return [f for f in facts if f.applies_to(self.episode.task.template)]
         return facts_for_requester(
             facts, self._pid(self.episode.user), kind=self.episode.task.template
         )

@@ -71,7 +71,11 @@ def _fmt(value: Any) -> str:
 
 
 def _label(summary: Mapping[str, Any]) -> str:
-    return f"{summary['policy']}" + (" + memory" if summary["memory"] else "")
+    return (
+        f"{summary['policy']}"
+        + (" + memory" if summary["memory"] else "")
+        + (" (counter-example)" if summary.get("trivial") else "")
+    )
 
 
 def _ci(metrics: Mapping[str, Any], key: str) -> str:
@@ -83,25 +87,44 @@ def _ci(metrics: Mapping[str, Any], key: str) -> str:
 
 
 HEADLINE = (
-    ("task_success", "success"),
-    ("ask_f1", "ask F1"),
+    ("first_document_correctness", "first doc correct"),
+    ("corrections_per_episode", "corrections / ep."),
     ("ask_mcc", "MCC"),
+    ("blocker_f1", "blocker F1 (no TN)"),
     ("over_asking", "over-ask (clear)"),
-    ("blocker_recall", "blocker recall"),
-    ("redundant_questions", "redundant q."),
     ("silent_wrong_episodes", "silent wrong"),
-    ("final_preference_adherence", "pref. adherence"),
-    ("document_preservation", "doc kept"),
+    ("contradictions_noticed", "contradictions noticed"),
 )
 EXTRA = (
+    ("task_success", "success after corrections (secondary)"),
+    ("ask_f1", "ask F1, any question (no TN)"),
+    ("blocker_recall", "blocker recall"),
+    ("redundant_questions", "redundant q."),
     ("silent_wrong_guesses", "silent wrong / ep."),
-    ("adherence_from_second_session", "pref. adherence from session 2 (1st attempt)"),
-    ("values_right", "values right"),
-    ("question_grounding", "grounding"),
-    ("contradictions_noticed", "contradictions noticed"),
+    ("assumption_precision", "assumption precision"),
     ("asking_budget_adherence", "asking budget kept"),
+    ("values_right", "values right (final)"),
+    ("question_grounding", "grounding"),
     ("cross_user_leakage", "leakage"),
 )
+# Figures of the writer, not the agent, in the modes whose documents the harness writes.
+WRITER_MODES = ("detectors", "oracle")
+WRITER = (
+    ("final_preference_adherence", "pref. adherence (final)"),
+    ("adherence_from_second_session", "pref. adherence from session 2 (1st attempt)"),
+    ("document_preservation", "doc kept"),
+)
+
+
+def writer_label(label: str, mode: str) -> str:
+    """A figure of the document's writing: in detectors and oracle modes the harness's writer
+    and the product's style pass write every document, so the figure is theirs, not the
+    agent's, and is labelled so."""
+    return f"{label} [harness writer]" if mode in WRITER_MODES else label
+
+
+def _row_name(summary: Mapping[str, Any]) -> str:
+    return summary["policy"] + (" (counter-example)" if summary.get("trivial") else "")
 
 
 def headline_table(report: Mapping[str, Any]) -> str:
@@ -118,6 +141,7 @@ def headline_table(report: Mapping[str, Any]) -> str:
         "episodes",
         *(h for _, h in HEADLINE),
         *(h for _, h in EXTRA),
+        *(writer_label(h, config["mode"]) for _, h in WRITER),
     ]
     limit = f"; first {config['limit']} episodes" if config.get("limit") else ""
     model = (
@@ -127,17 +151,30 @@ def headline_table(report: Mapping[str, Any]) -> str:
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for summary in report["summaries"]:
         m = summary["metrics"]
-        cells = [mode, summary["policy"], "on" if summary["memory"] else "off", str(m["episodes"])]
+        cells = [mode, _row_name(summary), "on" if summary["memory"] else "off"]
+        cells += [str(m["episodes"])]
         cells += [_ci(m, k) for k, _ in HEADLINE]
         cells += [_fmt(m.get(k)) for k, _ in EXTRA]
+        cells += [_fmt(m.get(k)) for k, _ in WRITER]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Headline: the first document, before any correction, and asking scored with true "
+        "negatives (MCC) and on blockers only; an F1 has no true negatives. Rows marked "
+        "(counter-example) do no work a figure should reward (docs/evaluation.md).",
+    ]
+    if config["mode"] in WRITER_MODES:
+        lines.append(
+            "[harness writer]: in this mode the harness's writer and the product's style pass "
+            "write every document, so these figures are the writer's, not the agent's."
+        )
     categories = ("clear", "missing", "ambiguous", "contradictory")
     lines += ["", "Per category: ask rate / ask F1 / success (episodes)", ""]
     head = ["mode", "policy", "memory", *categories]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for summary in report["summaries"]:
         table = summary["metrics"].get("by_category", {})
-        cells = [mode, summary["policy"], "on" if summary["memory"] else "off"]
+        cells = [mode, _row_name(summary), "on" if summary["memory"] else "off"]
         for category in categories:
             row = table.get(category)
             cells.append(
@@ -315,10 +352,26 @@ def figures(report: Mapping[str, Any]) -> dict[str, Figure]:
     }
 
 
-def metrics_table(summaries: Sequence[Mapping[str, Any]], *, label_head: str = "policy") -> str:
-    """The main metrics as an HTML table (one row per configuration)."""
+WRITER_KEYS = frozenset(
+    {
+        "preference_adherence",
+        "final_preference_adherence",
+        "adherence_from_second_session",
+        "document_preservation",
+    }
+)
+
+
+def metrics_table(
+    summaries: Sequence[Mapping[str, Any]], *, label_head: str = "policy", mode: str = ""
+) -> str:
+    """The main metrics as an HTML table (one row per configuration); the writer's figures
+    labelled as such in the modes where the harness writes the documents."""
     esc = html.escape
-    head = "".join(f"<th>{esc(label)}</th>" for _, label, _ in MAIN_METRICS)
+    head = "".join(
+        f"<th>{esc(writer_label(label, mode) if key in WRITER_KEYS else label)}</th>"
+        for key, label, _ in MAIN_METRICS
+    )
     rows = []
     for summary in summaries:
         cells = "".join(
@@ -357,7 +410,8 @@ def report_fragment(report: Mapping[str, Any]) -> str:
         f"<h2>Headline, with 95 % intervals over episodes</h2>"
         f"{interval_table(report['summaries'])}"
         f"<h2>Per request category</h2>{category_table(report['summaries'])}"
-        f"<h2>Main metrics</h2>{metrics_table(report['summaries'])}"
+        f"<h2>Main metrics</h2>"
+        f"{metrics_table(report['summaries'], mode=report['config']['mode'])}"
         f"<h2>pass^k over seeds</h2><ul>{''.join(passk)}</ul>"
         f"<h2>Feedback from the simulated people</h2><ul>{''.join(feedback)}</ul>"
         f"<h2>Plots</h2>{plots}"
@@ -371,7 +425,14 @@ def mode_banner(config: Mapping[str, Any]) -> str:
         f"</strong> ({esc(config['mode_text'])}). Split: {esc(config.get('split', 'all'))}. "
         f"Engine: {esc(config['engine'])}; simulated users: "
         f"{esc(config['user'])}; model: {esc(config['model'] or 'none')}; seeds: "
-        f"{config['seeds']}; sessions: {esc(str(config['sessions'] or 'all'))}.</p>"
+        f"{config['seeds']}; sessions: {esc(str(config['sessions'] or 'all'))}."
+        + (
+            " Documents are written by the harness's writer and the product's style pass: "
+            "figures marked [harness writer] are theirs, not the agent's."
+            if config["mode"] in WRITER_MODES
+            else ""
+        )
+        + "</p>"
     )
 
 

@@ -45,11 +45,27 @@ class EpisodeResult:
     first_action: str = ""
     silent_wrong: int = 0  # wrong slot values in the first document that were not stated
     wrong_first: int = 0  # wrong slot values in the first document, stated or not
+    # First-document correctness: the first edit or suggestion, before any correction, needs no
+    # correction (every value right, every success check passed) and follows every preference
+    # in force (its checks, and a stated asking limit kept before it). False with no document.
+    first_values_right: bool = False
+    first_preferences_right: bool = False
+    first_correct: bool = False
+    questions_before_first: int = 0  # question messages before the first document
+    # Assumptions of the first document's turn: how many the person could see in its message,
+    # and how many of those named a slot the text left uncertain (not stated, ambiguous or
+    # contradicted); `uncertain` is how many slots the text left so.
+    assumptions_visible: int = 0
+    assumptions_uncertain: int = 0
+    uncertain: int = 0
+    closing_said: bool = False  # the person ended the episode with its closing remark
+    probe: bool = False  # a shared-task leakage probe (only its leakage is counted)
     # Effort
     user_words: int = 0  # words the person typed after the opening request
     user_messages: int = 0
     corrections: int = 0
     enforcements: int = 0
+    restated: list[str] = field(default_factory=list)  # ids of the preferences restated
     # Suggestions
     suggestions: int = 0
     suggestions_accepted: int = 0
@@ -75,6 +91,11 @@ class EpisodeResult:
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float = 0.0
+
+    @property
+    def asked_blocker(self) -> bool:
+        """A question before the first document targeted a blocker of the episode."""
+        return any(slot in self.blockers for slot in self.asked_before_first)
 
     @property
     def should_ask(self) -> bool:

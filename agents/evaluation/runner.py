@@ -9,16 +9,18 @@ the same simulated users. Modes (offline): "detectors" (the headline: no model, 
 
 from __future__ import annotations
 
+import copy
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agents.evaluation.checks import adheres, passes
 from agents.evaluation.metrics import summarise
 from agents.evaluation.offline import MemoryStore, ModelSignals, OfflineAgent, OracleSignals
 from agents.evaluation.results import EpisodeResult
-from agents.evaluation.scenario import Episode, Preference, ScenarioSet
+from agents.evaluation.scenario import Episode, Preference, ScenarioSet, User
+from agents.evaluation.trivial import TRIVIAL_NAMES, Coin, LeakyFilter
 from agents.evaluation.turn_context import registered_templates
 from agents.evaluation.users import (
     AgentOutput,
@@ -36,7 +38,7 @@ MAX_TURNS = 12
 
 @dataclass
 class RunConfig:
-    policies: Sequence[str | Policy]
+    policies: Sequence[str | Policy | LeakyFilter]
     mode: str = "detectors"  # "detectors" | "real" | "oracle"
     memory: Sequence[bool] = (True,)
     seeds: int = 1
@@ -56,13 +58,23 @@ class RunOutput:
     config: RunConfig
     results: list[EpisodeResult] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
+    # Shared-task leakage probes (sets without chat): counted in leakage only.
+    probes: list[EpisodeResult] = field(default_factory=list)
 
     def summaries(self) -> list[dict[str, Any]]:
         groups: dict[tuple[str, bool], list[EpisodeResult]] = {}
         for r in self.results:
             groups.setdefault((r.policy, r.memory), []).append(r)
+        probes: dict[tuple[str, bool], list[EpisodeResult]] = {}
+        for r in self.probes:
+            probes.setdefault((r.policy, r.memory), []).append(r)
         return [
-            {"policy": p, "memory": m, "metrics": summarise(rs, seeds=self.config.seeds)}
+            {
+                "policy": p,
+                "memory": m,
+                "trivial": p in TRIVIAL_NAMES,
+                "metrics": summarise(rs, seeds=self.config.seeds, probes=probes.get((p, m), ())),
+            }
             for (p, m), rs in groups.items()
         ]
 
@@ -172,7 +184,12 @@ def play_episode(
     make_user: Callable[..., ScriptedUser] = ScriptedUser,
     held: Sequence[Preference] | None = None,
     others: Mapping[str, Sequence[Preference]] | None = None,
+    stated: Collection[str] | None = None,
 ) -> None:
+    """Play one episode and fill `result`. `held`: the preferences the person holds (default:
+    their own for the session); `others`: every preference of each person of the set (only the
+    people in this conversation are looked for in its documents); `stated`: the ids of the
+    preferences the person has said so far (an asking limit counts only once said; None: all)."""
     user = scenarios.users[episode.user]
     held = list(user.preferences_in(episode.session) if held is None else held)
     preferences = scenarios.scored(episode, held)
@@ -183,7 +200,9 @@ def play_episode(
     result.changed_prefs = [p.id for p in user.changed_in(episode.session)]
     result.changed_prefs += [p.id for p in episode.announces]
     result.conflicts = len({c.slot for c in episode.conflicts})
-    result.asking_limit = asking_limit(preferences)
+    result.asking_limit = asking_limit(
+        [p for p in preferences if stated is None or p.key != "asking" or p.id in stated]
+    )
     agent.start(episode, day=day)
     remembered = {f.key[5:] for f in agent._facts() if f.key.startswith("slot:")}
     knowable = [
@@ -206,6 +225,11 @@ def play_episode(
     ]
     result.blockers = blockers
     result.needs_clarification = bool(blockers)
+    unclear = {*episode.readings, *(c.slot for c in episode.conflicts)}
+    settled = {s for s in knowable if s not in unclear}
+    names = [s.name for s in template.slots] if template is not None else []
+    uncertain = {s for s in [*names, *episode.slots] if s not in settled}
+    result.uncertain = len(uncertain)
     person = make_user(
         user=user, episode=episode, preferences=preferences, today=day, knowable=knowable
     )
@@ -222,7 +246,6 @@ def play_episode(
         result.agent_turns += 1
         result.leaked_items += sum(owner != episode.user for owner in record.memory_owners)
         log("agent", output.action, output.text, decision=record.decision, document=output.document)
-        assumed = {a["slot"] for a in record.decision.get("detail", {}).get("assumptions", ())}
         if output.action in ("act", "suggest") and first_document is None:
             first_document = output
             result.first_action = output.action
@@ -231,6 +254,20 @@ def play_episode(
                 for p in preferences
                 if p.check is not None
             }
+            result.first_values_right = not person.wrong_slots(output) and not (
+                person.failing_checks(output.document)
+            )
+            result.first_preferences_right = all(result.first_attempt.values()) and (
+                result.asking_limit is None or result.questions_before_first <= result.asking_limit
+            )
+            result.first_correct = result.first_values_right and result.first_preferences_right
+            visible = visible_assumptions(record.decision, output.text)
+            result.assumptions_visible = len(visible)
+            result.assumptions_uncertain = len([a for a in visible if a in uncertain])
+            # An assumption handles a slot only when the person sees it with the document that
+            # relies on it and the text left that slot uncertain; a list naming more slots than
+            # the text left uncertain is boilerplate, and handles none.
+            assumed = set(visible) & uncertain if len(visible) <= len(uncertain) else set()
             noticed |= conflict_slots & assumed
             for slot, value in episode.slots.items():
                 used = output.values.get(slot)
@@ -243,6 +280,7 @@ def play_episode(
             result.questions += 1
             if first_document is None:
                 result.asked = True
+                result.questions_before_first += 1
             context = record.context
             sources = [
                 str(context.get("request", "")),
@@ -271,6 +309,7 @@ def play_episode(
             last_document = output.document
         result.corrections += len(reply.wrong_slots)
         result.enforcements += len(reply.enforced)
+        result.restated += list(reply.enforced)
         if reply.kind != "done":
             result.user_words += reply.words
             result.user_messages += 1
@@ -282,6 +321,7 @@ def play_episode(
         if reply.ends_episode:
             result.gave_up = reply.kind == "give_up"
             if reply.kind == "done" and episode.closing is not None:
+                result.closing_said = True
                 agent.close(episode.closing.preference)
             break
         agent.hear(reply, output, preferences)
@@ -301,16 +341,111 @@ def play_episode(
     result.kept_lines, result.original_lines = preserved(
         episode.task.document, last_document, changing
     )
-    marks = {uid: pats for uid, pats in _owner_marks(scenarios).items() if uid != episode.user}
+    # Only the people of this conversation (the chat, the memory handed to its turns) are
+    # "others": a document matching the check of someone who was never there leaks nothing.
+    present = seen_people - {episode.user}
+    marks = {uid: pats for uid, pats in _owner_marks(scenarios).items() if uid in present}
     result.leaked_documents = sum(
         any(re.search(p, last_document, re.M) for p in pats) for pats in marks.values()
     )
+    everyone = others if others is not None else _all_preferences(scenarios)
     result.leaked_content = leaked_content(
         last_document,
         episode.user,
         held,
-        others if others is not None else _all_preferences(scenarios),
+        {person: prefs for person, prefs in everyone.items() if person in present},
     )
+
+
+def visible_assumptions(decision: Mapping[str, Any], message: str) -> list[str]:
+    """The slots of a decision's assumptions that its message shows the person: the text they
+    read beside the document names the assumed value or the slot ("I assumed the budget is
+    EUR 900", "I chose the budget myself"); an assumption kept only in the decision record is
+    not visible."""
+    text = " ".join(message.casefold().split())
+    slots = []
+    for assumption in decision.get("detail", {}).get("assumptions", ()):
+        slot = str(assumption["slot"])
+        names = [
+            str(assumption.get("value", "")),
+            str(assumption.get("label") or ""),
+            slot.replace("_", " "),
+        ]
+        said = [" ".join(n.casefold().split()) for n in names]
+        if any(n and n in text for n in said) and slot not in slots:
+            slots.append(slot)
+    return slots
+
+
+PROBE_LINE = "I'm on this task too; I'll read it once it's ready."
+
+
+def _colleague(scenarios: ScenarioSet, requester: str) -> User | None:
+    """The person a shared-task probe brings in: the next person of the set after the
+    requester who holds a preference with content (a phrase, a heading, a mark), else the next
+    with any preference."""
+    people = list(scenarios.users.values())
+    start = next((i for i, u in enumerate(people) if u.id == requester), -1) + 1
+    ordered = [u for u in people[start:] + people[:start] if u.id != requester]
+
+    def content(user: User) -> bool:
+        return any(
+            p.check is not None and p.check["type"] in _DISTINCT and not passes(p.check, "")
+            for p in user.preferences
+        )
+
+    return next((u for u in ordered if content(u)), None) or next(
+        (u for u in ordered if u.preferences), None
+    )
+
+
+def _shared_probe(
+    agent: OfflineAgent,
+    episode: Episode,
+    scenarios: ScenarioSet,
+    held: Sequence[Preference],
+    everyone: Mapping[str, Sequence[Preference]],
+    name: str,
+    seed: int,
+) -> EpisodeResult:
+    """For a set without chat, from each person's second session on (once people have had a
+    session to tell memory things): a shared-task copy of `episode` in which a colleague
+    writes in the task's chat and what they told memory is there, so that several people's
+    memories are in play and leakage can fail. Played on a copy of the agent (memory, learning
+    state, policy), so the run itself is unchanged; only its leakage is counted (`probe`)."""
+    result = EpisodeResult(
+        policy=name,
+        seed=seed,
+        memory=True,
+        episode=f"{episode.id}~shared",
+        user=episode.user,
+        session=episode.session,
+        template=episode.task.template,
+        needs_clarification=episode.needs_clarification,
+        blockers=list(episode.clarification_slots),
+        probe=True,
+    )
+    colleague = _colleague(scenarios, episode.user)
+    if colleague is None or agent.memory is None:
+        return result
+    twin = copy.copy(agent)
+    twin.memory = copy.deepcopy(agent.memory)
+    twin.ids = twin.memory.ids
+    twin.state = copy.deepcopy(agent.state)
+    twin.policy_object = copy.deepcopy(agent.policy_object)
+    for pref in colleague.preferences_in(episode.session):
+        twin.memory.remember(colleague, pref)
+    shared = replace(episode, id=result.episode, chat=((colleague.id, PROBE_LINE),))
+    play_episode(
+        agent=twin,
+        episode=shared,
+        scenarios=scenarios,
+        result=result,
+        log=lambda *args, **kwargs: None,
+        held=held,
+        others=everyone,
+    )
+    return result
 
 
 def _user_factory(config: RunConfig, chat_model: Any) -> Callable[..., ScriptedUser]:
@@ -379,7 +514,6 @@ def run_offline(
     scenarios = scenarios.only(config.split)
     episodes = scenarios.ordered(config.sessions)[: config.limit]
     make_user = _user_factory(config, chat_model)
-    held = scenarios.in_force()
     everyone = _all_preferences(scenarios)
     answers: dict[tuple[str, str], Any] = {}  # real signals, shared by every configuration
     with registered_templates(scenarios.templates):
@@ -389,7 +523,6 @@ def run_offline(
             config,
             episodes,
             make_user,
-            held,
             everyone,
             answers,
             chat_model,
@@ -404,17 +537,22 @@ def _play_all(
     config: RunConfig,
     episodes: Sequence[Episode],
     make_user: Callable[..., ScriptedUser],
-    held: Mapping[str, Sequence[Preference]],
     everyone: Mapping[str, Sequence[Preference]],
     answers: dict[tuple[str, str], Any],
     chat_model: Any,
     progress: Callable[[int], None] | None,
 ) -> None:
-    for policy in config.policies:
+    shared_probes = not any(e.chat for e in scenarios.episodes)
+    for entry in config.policies:
         for memory_on in config.memory:
             for seed in range(config.seeds):
                 signals = _source(config, chat_model, answers, seed)
-                name = policy if isinstance(policy, str) else policy.name
+                name = entry if isinstance(entry, str) else entry.name
+                leaky = isinstance(entry, LeakyFilter)
+                policy: str | Policy = entry.policy if isinstance(entry, LeakyFilter) else entry
+                if isinstance(policy, Coin):
+                    policy = Coin(seed)
+                ledger = scenarios.ledger()
                 memory = MemoryStore() if memory_on else None
                 if memory is not None:
                     for user in scenarios.users.values():
@@ -429,11 +567,18 @@ def _play_all(
                     memory=memory,
                     users=scenarios.users,
                     seed=seed,
+                    leaky=leaky,
                 )
                 for episode in episodes:
                     result, log = start_episode(
                         out, policy=name, memory=memory_on, seed=seed, episode=episode
                     )
+                    held = ledger.held(episode)
+                    stated = ledger.stated(episode.user)
+                    if shared_probes and memory is not None and episode.session >= 2:
+                        out.probes.append(
+                            _shared_probe(agent, episode, scenarios, held, everyone, name, seed)
+                        )
                     before = _usage(signals)
                     play_episode(
                         agent=agent,
@@ -442,9 +587,13 @@ def _play_all(
                         result=result,
                         log=log,
                         make_user=make_user,
-                        held=held[episode.id],
+                        held=held,
                         others=everyone,
+                        stated=stated,
                     )
+                    ledger.restated(episode.user, result.restated)
+                    if result.closing_said:
+                        ledger.closed(episode)
                     after = _usage(signals)
                     result.model_calls = after[0] - before[0]
                     result.tokens_in = after[1] - before[1]

@@ -236,6 +236,10 @@ class ScenarioSet:
                 said[episode.closing.preference.key] = episode.closing.preference
         return out
 
+    def ledger(self) -> PreferenceLedger:
+        """What each person of the set has actually said, kept as episodes are played."""
+        return PreferenceLedger(self)
+
     def scored(self, episode: Episode, held: Sequence[Preference]) -> tuple[Preference, ...]:
         """The preferences an episode is scored on: held, about this kind of work, not exempt."""
         return tuple(
@@ -614,3 +618,54 @@ def load_scenarios(path: str | Path) -> ScenarioSet:
 
 def shipped_scenario_files() -> list[Path]:
     return sorted(SCENARIO_DIR.glob("*.json"))
+
+
+class PreferenceLedger:
+    """The preferences each person holds and has said, as a run plays their episodes in order.
+
+    Unlike `ScenarioSet.in_force` (the set as written: every closing remark counted as said), a
+    closing remark's preference is held only once the person actually said it (`closed`: the
+    episode ended with "done"), and from their next session on; an announced change holds from
+    its own request. `stated` is what the person has said so far: remembered preferences,
+    announced changes, closing remarks said and preferences restated in an episode. An asking
+    limit the person never stated is theirs, but no agent can be scored on it.
+    """
+
+    def __init__(self, scenarios: ScenarioSet) -> None:
+        self.scenarios = scenarios
+        self.told: dict[str, dict[str, Preference]] = {}
+        self.pending: dict[str, list[tuple[int, Preference]]] = {}
+        self.said: dict[str, set[str]] = {
+            user.id: {p.id for p in user.preferences if p.remembered}
+            for user in scenarios.users.values()
+        }
+
+    def held(self, episode: Episode) -> tuple[Preference, ...]:
+        """The preferences the person holds when `episode` starts (latest per key wins)."""
+        user = self.scenarios.users[episode.user]
+        told = self.told.setdefault(episode.user, {})
+        waiting = self.pending.get(episode.user, [])
+        for _session, pref in [w for w in waiting if w[0] < episode.session]:
+            told[pref.key] = pref
+        self.pending[episode.user] = [w for w in waiting if w[0] >= episode.session]
+        for pref in episode.announces:
+            told[pref.key] = pref
+            self.said.setdefault(episode.user, set()).add(pref.id)
+        by_key = {p.key: p for p in user.preferences_in(episode.session)}
+        by_key.update(told)
+        return tuple(by_key.values())
+
+    def stated(self, user: str) -> frozenset[str]:
+        return frozenset(self.said.get(user, ()))
+
+    def restated(self, user: str, ids: Sequence[str]) -> None:
+        self.said.setdefault(user, set()).update(ids)
+
+    def closed(self, episode: Episode) -> None:
+        """The person ended `episode` with its closing remark: its preference holds from their
+        next session."""
+        if episode.closing is None:
+            return
+        pref = episode.closing.preference
+        self.pending.setdefault(episode.user, []).append((episode.session, pref))
+        self.said.setdefault(episode.user, set()).add(pref.id)

@@ -28,11 +28,12 @@ from agents.evaluation.metrics import (
     task_success,
 )
 from agents.evaluation.offline import MemoryStore, OfflineAgent
+from agents.evaluation.results import EpisodeResult
 from agents.evaluation.runner import grounded, leaked_content, play_episode, preserved
 from agents.evaluation.scenario import Preference, parse_scenarios
 from agents.evaluation.users import ScriptedUser, asking_limit
 from agents.evaluation.writer import Known, SlotLine, write_document
-from agents.policies import Assumption, Decision, Situation
+from agents.policies import Assumption, Decision, Question, Situation
 from agents.policies.style import enforce
 from agents.policies.templates import get_template
 from tests.evaluation.results import ep
@@ -426,3 +427,267 @@ def test_under_just_go_ahead_a_blocker_is_assumed_not_asked() -> None:
     assert blocker_recall(silent) == 0.0
     # no preference at all (None) still counts as allowing questions
     assert ep("n", needs_clarification=True, blockers=["b"]).should_ask
+
+
+# --- Issue 25: six figures that could be met without doing the work --------------------------
+# Each test below fails on the code before it (new names are imported inside the tests, so that
+# each fails on its own there).
+
+
+def _play(policy: object, data: dict[str, object], episode_id: str) -> EpisodeResult:
+    scenarios = parse_scenarios(data)
+    episode = next(e for e in scenarios.episodes if e.id == episode_id)
+    memory = MemoryStore()
+    for user in scenarios.users.values():
+        for pref in user.preferences:
+            if pref.remembered:
+                memory.remember(user, pref)
+    agent = OfflineAgent(
+        policy=policy,  # type: ignore[arg-type]
+        today=scenarios.today,
+        memory=memory,
+        users=scenarios.users,
+    )
+    result = ep(episode.id)
+    play_episode(
+        agent=agent, episode=episode, scenarios=scenarios, result=result, log=lambda *a, **k: None
+    )
+    return result
+
+
+def test_task_success_is_met_through_corrections_and_the_first_document_is_not() -> None:
+    # given Zoë's trip (the budget is hidden) and her TL;DR wish in memory
+    data = tiny()
+    data["users"][0]["preferences"][0]["remembered"] = True  # type: ignore[index]
+    # when a policy acts at once and one asks about the blocker first
+    at_once = _play("never", data, "zoe-trip")
+    asks = _play("ask_when_blocked", data, "zoe-trip")
+    # then both succeed after the person's corrections: that figure cannot tell them apart
+    assert at_once.success
+    assert asks.success
+    assert at_once.corrections >= 1
+    assert asks.corrections == 0
+    # and the first document, before any correction, can
+    assert asks.first_correct is True
+    assert at_once.first_correct is False
+    summary = summarise([replace(asks, episode="a"), replace(at_once, episode="b")])
+    assert summary["first_document_correctness"] == 0.5
+    assert summary["corrections_per_episode"] == at_once.corrections / 2
+    assert summary["task_success"] == 1.0  # the secondary figure, after corrections
+    assert summary["intervals"]["first_document_correctness"]["ci95"] is not None
+    # an episode with no document at all has no correct first document
+    assert summarise([ep("c", success=False)])["first_document_correctness"] == 0.0
+
+
+def test_asking_forever_meets_episode_f1_but_not_mcc_or_blocker_targeted_f1() -> None:
+    need = {"needs_clarification": True, "blockers": ["budget"]}
+    # the default: asks the blocker of e1, misses e2's, asks once on a clear request
+    default = [
+        ep("e1", **need, asked=True, asked_before_first=["budget"]),
+        ep("e2", **need),
+        ep("c1", asked=True, asked_before_first=["pace"]),
+        ep("c2"),
+    ]
+    # a policy that asks on every turn: in e2 about something that blocked nothing
+    forever = [
+        ep("e1", **need, asked=True, asked_before_first=["budget"]),
+        ep("e2", **need, asked=True, asked_before_first=["pace"]),
+        ep("c1", asked=True, asked_before_first=["pace"]),
+        ep("c2", asked=True, asked_before_first=["pace"]),
+    ]
+    # then episode-level F1 (no true negatives, any question a hit) rewards asking forever
+    assert ask_scores(forever)["ask_f1"] >= ask_scores(default)["ask_f1"]
+    # and the headline does not: MCC is undefined for a policy that always asks, and a
+    # question counts for the blocker-targeted F1 only when it asks about a blocker
+    fig_default, fig_forever = summarise(default), summarise(forever)
+    assert fig_forever["ask_mcc"] is None
+    assert fig_default["blocker_f1"] == pytest.approx(2 / (2 + 1 + 1))
+    assert fig_forever["blocker_f1"] == pytest.approx(2 / (2 + 3 + 1))
+    assert fig_forever["blocker_f1"] < fig_default["blocker_f1"]
+    assert "ci95" in fig_default["intervals"]["blocker_f1"]
+
+
+def test_naming_every_value_as_an_assumption_handles_no_slot() -> None:
+    from agents.policies.asking import assumption_text
+
+    class NamingAll:
+        """Acts at once, every slot of the template named as assumed."""
+
+        name = "naming_all"
+
+        def decide(self, situation: Situation) -> Decision:
+            assumptions = tuple(
+                Assumption(slot=s.name, value=s.value or "EUR 900", label=s.spec.display)
+                for s in situation.slots
+            )
+            return Decision(
+                action="act",
+                policy=self.name,
+                assumptions=assumptions,
+                assumption_text=assumption_text(assumptions),
+            )
+
+    class Unseen:
+        """States its guess in the decision record only: the person never sees it."""
+
+        name = "unseen"
+
+        def decide(self, situation: Situation) -> Decision:
+            return Decision(
+                action="act",
+                policy=self.name,
+                assumptions=(Assumption(slot="budget", value="EUR 900"),),
+            )
+
+    # given Søren's trip, whose budget the request and the document contradict
+    naming = _play(NamingAll(), tiny(), "soren-trip")
+    # then a list naming every slot notices no contradiction
+    assert naming.conflicts == 1
+    assert naming.conflicts_noticed == 0
+    # and Zoë's hidden budget, guessed wrong under such a list, is a silent wrong value
+    hidden = _play(NamingAll(), tiny(), "zoe-trip")
+    assert hidden.wrong_first >= 1
+    assert hidden.silent_wrong == hidden.wrong_first
+    assert summarise([hidden])["assumption_precision"] == hidden.uncertain / len(
+        get_template("travel_plan").slots
+    )
+    assert hidden.assumptions_visible > hidden.uncertain
+    # an assumption the person cannot see handles nothing either
+    unseen = _play(Unseen(), tiny(), "zoe-trip")
+    assert unseen.silent_wrong == unseen.wrong_first >= 1
+
+
+def test_a_closing_remark_never_said_and_an_unstated_asking_limit_are_not_scored() -> None:
+    from agents.evaluation.runner import RunConfig, run_offline
+
+    class AskForever:
+        name = "ask_forever"
+
+        def decide(self, situation: Situation) -> Decision:
+            return Decision(
+                action="ask",
+                policy=self.name,
+                questions=(Question(text="Anything else before I start?"),),
+            )
+
+    # given Zoë, whose trip ends with "numbered lists from now on" only when she says done,
+    # and whose "at most one question" she has never said
+    scenarios = parse_scenarios(tiny())
+    run = run_offline(scenarios, RunConfig(policies=[AskForever()], memory=(True,)))
+    by_id = {r.episode: r for r in run.results}
+    # when the agent never writes, she gives up: the remark is never said
+    assert by_id["zoe-trip"].gave_up
+    # then her next session is not scored on it
+    assert "zoe-numbered" not in by_id["zoe-recipe"].first_attempt
+    # and the limit she never stated scores no asking budget
+    assert by_id["zoe-trip"].asking_limit is None
+    # while a remark she did say holds from her next session
+    said = run_offline(scenarios, RunConfig(policies=["ask_when_blocked"], memory=(True,)))
+    by_id = {r.episode: r for r in said.results}
+    assert by_id["zoe-trip"].closing_said
+    assert "zoe-numbered" in by_id["zoe-recipe"].first_attempt
+
+
+def test_leakage_looks_only_at_the_conversation_and_can_fail_on_a_set_without_chat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agents.evaluation import offline
+    from agents.evaluation.runner import RunConfig, run_offline
+
+    # given Søren's own post starting with a TL;DR line, and Zoë (who wants one) not in it
+    data = tiny()
+    data["episodes"][3]["task"]["document"] = "# Post\n\nTL;DR: CRDTs merge.\n"  # type: ignore[index]
+    blog = _play("ask_when_blocked", data, "soren-blog")
+    # then his document leaks nothing of hers: only the conversation's people are "others"
+    assert blog.leaked_content == 0
+    # given a set without chat, Zoë's TL;DR remembered, and a filter letting everyone through
+    data = tiny()
+    del data["episodes"][2]["chat"]  # type: ignore[attr-defined]
+    data["users"][0]["preferences"][0]["remembered"] = True  # type: ignore[index]
+    scenarios = parse_scenarios(data)
+    product = run_offline(scenarios, RunConfig(policies=["ask_when_blocked"], memory=(True,)))
+    monkeypatch.setattr(
+        offline, "facts_for_requester", lambda facts, requester, *, kind=None: list(facts)
+    )
+    leaky = run_offline(scenarios, RunConfig(policies=["ask_when_blocked"], memory=(True,)))
+    # then the leaky filter fails there (shared-task probes put several memories in play)
+    # and the product's does not
+    assert summarise(leaky.results, probes=leaky.probes)["cross_user_leakage"] > 0
+    assert leaky.summaries()[0]["metrics"]["cross_user_leakage"] > 0
+    assert product.summaries()[0]["metrics"]["cross_user_leakage"] == 0
+    # and the probes change no other figure
+    assert len(product.results) == len(scenarios.episodes)
+
+
+def test_preference_adherence_written_by_the_harness_is_labelled_as_the_writers() -> None:
+    from agents.evaluation.report import build_report, headline_table, render_html
+    from agents.evaluation.runner import RunConfig, run_offline
+
+    scenarios = parse_scenarios(tiny())
+    run = run_offline(scenarios, RunConfig(policies=["ask_when_blocked"], memory=(True,)))
+    report = build_report(run, scenarios_name="tiny")
+    table = headline_table(report)
+    header = table.splitlines()[2]
+    # then every adherence column of a detectors run says whose figure it is
+    columns = [c.strip() for c in header.split("|") if "adherence" in c]
+    assert columns
+    assert all("[harness writer]" in c for c in columns)
+    assert "[harness writer]" in render_html(report)
+
+
+def _slice(people: int) -> object:
+    """collab-v2's dev split cut down to its first `people` people (all their sessions)."""
+    import copy
+
+    from agents.evaluation.scenario import load_scenarios
+
+    raw = copy.deepcopy(dict(load_scenarios("collab-v2").raw))
+    dev = list(dict.fromkeys(e["user"] for e in raw["episodes"] if e["split"] == "dev"))
+    keep = set(dev[:people])
+    raw["episodes"] = [e for e in raw["episodes"] if e["user"] in keep]
+    return parse_scenarios(raw)
+
+
+@pytest.mark.timeout(600)  # seven configurations over 40 episodes on a shared 2-core host
+def test_no_counter_example_meets_a_headline_figure() -> None:
+    from agents.evaluation.runner import RunConfig, run_offline
+    from agents.evaluation.trivial import CATCHES, meets, trivial_policies
+    from agents.policies import DEFAULT_POLICY
+
+    scenarios = _slice(2)
+    run = run_offline(
+        scenarios, RunConfig(policies=[DEFAULT_POLICY, *trivial_policies()], memory=(True,))
+    )
+    figures = {s["policy"]: s["metrics"] for s in run.summaries()}
+    default = figures.pop(DEFAULT_POLICY)
+    met = [
+        (name, key, figures[name][key], default[key])
+        for name, catches in CATCHES.items()
+        for key, higher in catches
+        if meets(figures[name][key], default[key], higher=higher)
+    ]
+    assert not met
+    assert default["cross_user_leakage"] == 0
+
+
+@pytest.mark.timeout(600)
+def test_the_leaky_filter_fails_leakage_on_the_set_without_chat() -> None:
+    import copy
+
+    from agents.evaluation.runner import RunConfig, run_offline
+    from agents.evaluation.scenario import load_scenarios
+    from agents.evaluation.trivial import LeakyFilter
+    from agents.policies import DEFAULT_POLICY
+
+    raw = copy.deepcopy(dict(load_scenarios("default").raw))
+    keep = {u["id"] for u in raw["users"][:4]}
+    raw["users"] = [u for u in raw["users"] if u["id"] in keep]
+    raw["episodes"] = [e for e in raw["episodes"] if e["user"] in keep]
+    scenarios = parse_scenarios(raw)
+    assert not any(e.chat for e in scenarios.episodes)
+    run = run_offline(
+        scenarios, RunConfig(policies=[DEFAULT_POLICY, LeakyFilter()], memory=(True,))
+    )
+    figures = {s["policy"]: s["metrics"] for s in run.summaries()}
+    assert figures["trivial:leaky_filter"]["cross_user_leakage"] > 0
+    assert figures[DEFAULT_POLICY]["cross_user_leakage"] == 0

@@ -15,28 +15,40 @@ from agents.evaluation.offline import ModelUnavailable
 from agents.evaluation.report import headline_table, save_png, write_report
 from agents.evaluation.runner import RunConfig, run_offline, total_episodes
 from agents.evaluation.scenario import ScenarioError, load_scenarios
+from agents.evaluation.trivial import TRIVIAL_NAMES, trivial_policy
 from agents.evaluation.turn_context import TemplateNotSupported
 from agents.policies import DEFAULT_POLICY, POLICY_NAMES, registered_names
 
 
 def parse_policies(value: str) -> list[str]:
-    """A policy, a comma list, "all" (the built-ins) or "default" (the policy a new agent gets,
-    agents.policies.DEFAULT_POLICY)."""
+    """A policy, a comma list, "all" (the built-ins), "default" (the policy a new agent gets,
+    agents.policies.DEFAULT_POLICY) or "trivial" (the evaluation's counter-examples,
+    agents.evaluation.trivial: never product policies)."""
     names: list[str] = []
     for raw in (n.strip() for n in value.split(",")):
         if raw == "all":
             names += list(POLICY_NAMES)
+        elif raw == "trivial":
+            names += list(TRIVIAL_NAMES)
         elif raw:
             names.append(DEFAULT_POLICY if raw == "default" else raw)
     names = list(dict.fromkeys(names))
-    unknown = [n for n in names if n not in registered_names()]
+    known = (*registered_names(), *TRIVIAL_NAMES)
+    unknown = [n for n in names if n not in known]
     if unknown or not names:
         raise CommandError(
             f"unknown policy {', '.join(unknown) or value!r}; choose from "
             + ", ".join(registered_names())
-            + " or 'all'"
+            + ", 'all' or 'trivial' ("
+            + ", ".join(TRIVIAL_NAMES)
+            + ")"
         )
     return names
+
+
+def policy_entries(names: list[str]) -> list[Any]:
+    """The names a run plays: product policies by name, counter-examples as objects."""
+    return [trivial_policy(n) if n in TRIVIAL_NAMES else n for n in names]
 
 
 MEMORY = {"on": (True,), "off": (False,), "both": (True, False)}
@@ -47,7 +59,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--scenarios", default="default", help="a scenario file or set name")
-        parser.add_argument("--policy", default="all", help="a policy, a comma list, or 'all'")
+        parser.add_argument(
+            "--policy", default="all", help="a policy, a comma list, 'all' or 'trivial'"
+        )
         parser.add_argument("--model", default="", help="model profile name (real mode, LLM user)")
         parser.add_argument(
             "--mode",
@@ -95,8 +109,11 @@ class Command(BaseCommand):
             scenarios.only(split)
         except ScenarioError as exc:
             raise CommandError(str(exc)) from exc
+        names = parse_policies(options["policy"])
+        if options["engine"] == "app" and any(n in TRIVIAL_NAMES for n in names):
+            raise CommandError("the counter-examples ('trivial') play on the offline engine only")
         config = RunConfig(
-            policies=parse_policies(options["policy"]),
+            policies=policy_entries(names),
             mode=options["mode"],
             memory=MEMORY[options["memory"]],
             seeds=options["seeds"],
