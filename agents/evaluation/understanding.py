@@ -32,12 +32,17 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from agents.memory import local_embeddings
 from agents.memory.extractors import structure
+from agents.policies import meaning
 from agents.policies.base import ANSWERING_SOURCES, Decision, Situation, SlotType
 from agents.policies.memory_facts import MemoryFact
 from agents.policies.registry import get_policy
 from agents.policies.situation import build_situation
 from agents.policies.templates import TaskTemplate, get_template
+
+# The reader as the app runs it: with the shipped embedding (agents/hooks.py installs it there).
+meaning.install(local_embeddings.similarities)
 
 TYPED: frozenset[str] = frozenset({"date", "number", "money", "choice"})
 

@@ -60,7 +60,7 @@ def sgd_slot_type(slot: Mapping[str, Any]) -> SlotType:
 
 def sgd_template(service: Mapping[str, Any], intent: str | None = None) -> TaskTemplate:
     """A template for one SGD service: its slots (or the intent's, required ones required), each
-    labelled by its name and asked with its schema description. No aliases, no cues."""
+    labelled by its name and described by its schema description. No aliases, no cues."""
     intents = {i["name"]: i for i in service["intents"]}
     chosen = intents.get(intent or "")
     wanted: dict[str, bool] | None = None
@@ -81,7 +81,7 @@ def sgd_template(service: Mapping[str, Any], intent: str | None = None) -> TaskT
                 type=kind,
                 required=bool(wanted.get(slot["name"], False)) if wanted is not None else False,
                 label=str(slot["name"]).replace("_", " "),
-                question=str(slot["description"]).rstrip(".") + "?",
+                description=str(slot["description"]),
                 choices=choices,
             )
         )

@@ -20,6 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 
 DISTRIBUTION = "wordllama"
@@ -106,3 +107,27 @@ class WordLlamaEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]
+
+
+# Slot descriptions and short phrases recur across turns: their vectors are kept (bounded).
+_VECTORS: dict[str, Any] = {}
+_MAX_CACHED = 20_000
+
+
+def similarities(texts: list[str], targets: list[str]) -> Any | None:
+    """texts x targets cosine similarities (a numpy array) with the shipped model: the
+    reader's sense of meaning (agents/policies/meaning.py installs this); None when the
+    shipped model cannot be used (the reader then goes by words alone)."""
+    try:
+        loaded = model()
+    except LocalEmbeddingError:
+        return None
+    wanted = [t for t in dict.fromkeys([*texts, *targets]) if t not in _VECTORS]
+    if wanted:
+        if len(_VECTORS) + len(wanted) > _MAX_CACHED:
+            _VECTORS.clear()
+        for text, row in zip(wanted, loaded.embed(wanted, norm=True), strict=True):
+            _VECTORS[text] = row
+    a = np.array([_VECTORS[t] for t in texts])
+    b = np.array([_VECTORS[t] for t in targets])
+    return a @ b.T

@@ -50,6 +50,10 @@ class SlotSpec:
     cues: tuple[str, ...] = ()
     # Relative cost of getting this slot wrong (1.0 = redoing the main part of the work).
     weight: float = 1.0
+    # What the slot means, in a sentence, and a few values it could take: the reader matches
+    # what people write to these by meaning (embeddings), not to a list of words.
+    description: str = ""
+    examples: tuple[str, ...] = ()
 
     @property
     def display(self) -> str:
@@ -69,6 +73,8 @@ class SlotSpec:
             "units": list(self.units),
             "cues": list(self.cues),
             "weight": self.weight,
+            "description": self.description,
+            "examples": list(self.examples),
         }
 
     @classmethod
@@ -92,6 +98,8 @@ class SlotSpec:
             units=tuple(str(u) for u in data.get("units", ())),
             cues=tuple(str(c) for c in data.get("cues", ())),
             weight=float(data.get("weight", 1.0)),
+            description=str(data.get("description", "")),
+            examples=tuple(str(e) for e in data.get("examples", ())),
         )
 
 

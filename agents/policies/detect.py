@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from agents.policies import parse_dates, parse_numbers
+from agents.policies import meaning, parse_dates, parse_numbers
 from agents.policies import parse_money as money
 from agents.policies.base import SlotSpec
 from agents.policies.detect_names import (
@@ -196,6 +196,163 @@ def find_labelled(text: str, spec: SlotSpec, *, today: date) -> list[_Found]:
     return found
 
 
+# The @mention a message starts with names whom it is addressed to (the agent), not a value.
+_ADDRESSEE = re.compile(r"^\s*(?:(?:hey|hi|hello)\s+)?@[\w.-]*\w[\s,:;!-]*", re.IGNORECASE)
+
+# --- counts read by meaning ("two rooms", "for 3", "a group of 4") ---------------------------
+
+# A number and the word after it: what it counts ("3 tickets", "2 rooms", "1 star").
+_COUNT = re.compile(
+    r"(?<![\w.,:/$€£-])(?P<n>\d{1,4})(?![\w,:/%-]|\.\d)(?:\s+(?P<noun>[^\W\d_]{2,}))?"
+)
+_NOT_COUNTED = frozenset(
+    [
+        "am",
+        "pm",
+        "o",
+        "oclock",
+        "percent",
+        "and",
+        "or",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "the",
+        "a",
+        "an",
+        "more",
+        "less",
+        "for",
+        "with",
+        "from",
+        "by",
+        "me",
+        "you",
+        "it",
+        "this",
+        "that",
+        "there",
+        "is",
+        "are",
+    ]
+)
+# "for 3", "for two": the people something is for (the one thing a bare count after "for" means).
+_FOR_BEFORE = re.compile(r"(?i)\b(?:for|of|be|party\s+of|group\s+of)\s*$")
+COUNT_MEANING_FLOOR = 0.1
+
+
+def find_counts_by_meaning(
+    text: str, specs: Sequence[SlotSpec], taken: Sequence[_Found]
+) -> dict[str, _Found]:
+    """Counts that no unit word names, each given to the number slot whose label and
+    description are closest in meaning to what is counted ("two rooms" -> the number of
+    rooms, "4 tickets" -> the number of tickets; "for 3" counts people). `text` has its number
+    words in digits; spans in `taken` (dates, money, other slots' values) are not counts.
+    Needs an embedding installed (agents/policies/meaning.py): else nothing."""
+    if not specs or not meaning.installed():
+        return {}
+    mentions: list[tuple[_Found, str]] = []
+    for m in _COUNT.finditer(text):
+        if any(f.start < m.end("n") and m.start() < f.end for f in taken):
+            continue
+        noun = (m["noun"] or "").casefold()
+        if noun in _NOT_COUNTED:
+            noun = ""
+        if not noun and not _FOR_BEFORE.search(text[max(0, m.start() - 10) : m.start()]):
+            continue
+        # what is counted, with the words that lead to it ("a reservation for 3 people")
+        before = " ".join(re.findall(r"[^\W\d_]+", text[max(0, m.start() - 40) : m.start()])[-3:])
+        counted = f"{m['n']} {noun or 'people'}"
+        end = m.end() if noun else m.end("n")
+        found = _Found(m["n"], 0.7, m.start(), end, text[m.start() : end])
+        mentions.append((found, counted, f"{before} {counted}".strip()))
+    if not mentions:
+        return {}
+    # what is counted weighs most; the words before it tell apart two slots counting alike
+    near = meaning.closest([c for _, c, _ in mentions], specs)
+    wide = meaning.closest([w for _, _, w in mentions], specs)
+    if near is None or wide is None:
+        return {}
+    scores = [
+        [0.6 * a + 0.4 * b for a, b in zip(ra, rb, strict=True)]
+        for ra, rb in zip(near, wide, strict=True)
+    ]
+    pairs = sorted(
+        ((row[j], i, j) for i, row in enumerate(scores) for j in range(len(specs))), reverse=True
+    )
+    result: dict[str, _Found] = {}
+    used: set[int] = set()
+    for score, i, j in pairs:
+        bare = mentions[i][0].text == mentions[i][0].value  # "for 3": people, nothing named
+        if (score < COUNT_MEANING_FLOOR and not bare) or i in used or specs[j].name in result:
+            continue
+        if max(scores[i]) > score:  # a count goes to the slot it means most, or to none
+            continue
+        result[specs[j].name] = mentions[i][0]
+        used.add(i)
+    return result
+
+
+# --- places read by meaning ("from Sacramento to SF") ------------------------------------------
+
+_PLACE_CUES = ("to", "in", "from", "at", "near", "around", "for", "into", "of")
+PLACE_MEANING_FLOOR = 0.1
+# The word that leads to a place ("from", "to") said in a slot's description says much.
+PLACE_CUE_BONUS = 0.25
+
+
+def _lead_bonus(lead: str, spec: SlotSpec, said: set[str]) -> float:
+    """The word before a place against a slot: one of its cues, or a preposition its
+    description uses ("City where bus is leaving from"), says it; another of its cues' kind
+    says it is not this slot's ("from Lisbon" is not a destination cued by "to")."""
+    if lead in spec.cues or (lead in _PLACE_CUES and lead in said):
+        return PLACE_CUE_BONUS
+    if spec.cues and lead in _PLACE_CUES:
+        return -PLACE_CUE_BONUS
+    return 0.0
+
+
+def find_places_by_meaning(text: str, specs: Sequence[SlotSpec]) -> dict[str, _Found]:
+    """Each place named in the text given to the one place slot it fits best: the words
+    before it (and the word that leads to it: "from", "to", "in") against each slot's label
+    and description. A place fills one slot, never every place slot at once."""
+    cues = tuple(dict.fromkeys([*_PLACE_CUES, *(c for s in specs for c in s.cues)]))
+    probe = SlotSpec(name="place", type="place", cues=cues)
+    mentions = [*find_places(text, probe), *find_known_places(text)]
+    unique: list[_Found] = []
+    for mention in sorted(mentions, key=lambda f: (f.start, -f.end)):
+        if not any(u.start < mention.end and mention.start < u.end for u in unique):
+            unique.append(mention)
+    if not unique or not meaning.installed():
+        return {}
+    contexts, leads = [], []
+    for mention in unique:
+        before = re.findall(r"[^\W\d_]+", text[max(0, mention.start - 40) : mention.start])
+        contexts.append(" ".join([*before[-4:], mention.value]))
+        leads.append(before[-1].casefold() if before else "")
+    scores = meaning.closest(contexts, specs)
+    if scores is None:
+        return {}
+    said = [set(re.findall(r"[a-z]+", f"{s.name} {s.description}".casefold())) for s in specs]
+    pairs = sorted(
+        (
+            (row[j] + _lead_bonus(leads[i], specs[j], said[j]), i, j)
+            for i, row in enumerate(scores)
+            for j in range(len(specs))
+        ),
+        reverse=True,
+    )
+    result: dict[str, _Found] = {}
+    used: set[int] = set()
+    for score, i, j in pairs:
+        if score >= PLACE_MEANING_FLOOR and i not in used and specs[j].name not in result:
+            result[specs[j].name] = unique[i]
+            used.add(i)
+    return result
+
+
 # --- all together ---------------------------------------------------------------------------
 
 
@@ -227,12 +384,17 @@ def _assign(text: str, specs: Sequence[SlotSpec], mentions: Sequence[_Found]) ->
 def detect(text: str, specs: Sequence[SlotSpec], *, today: date) -> dict[str, Detection]:
     """Every slot value that `text` states, by slot name (labelled values win). Numbers written
     as words are read first ("twelve people" -> "12 people"); evidence quotes that reading."""
+    # "@Assistant, plan ...": the agent addressed, never a person, place or topic (blanked, so
+    # every span keeps its place); "sync with @carol" still names Carol.
+    text = _ADDRESSEE.sub(lambda m: " " * len(m[0]), text)
     original, text = text, parse_numbers.digits_for_words(text)
     found: dict[str, _Found] = {}
     for spec in specs:
         labelled = find_labelled(original, spec, today=today)
         if labelled:
             found[spec.name] = labelled[0]
+
+    by_type = {s.name: s.type for s in specs}
 
     def open_specs(slot_type: str) -> list[SlotSpec]:
         return [s for s in specs if s.type == slot_type and s.name not in found]
@@ -250,6 +412,8 @@ def detect(text: str, specs: Sequence[SlotSpec], *, today: date) -> dict[str, De
             ]
         if quantities:
             found[spec.name] = quantities[0]
+    taken = [*found.values(), *find_dates(text, today=today), *find_money(text)]
+    found.update(find_counts_by_meaning(text, open_specs("number"), taken))
     for spec in open_specs("choice"):
         mentions = find_choices(original, spec)
         distinct = list(dict.fromkeys(f.value for f in mentions))
@@ -258,6 +422,9 @@ def detect(text: str, specs: Sequence[SlotSpec], *, today: date) -> dict[str, De
         elif distinct:  # conflicting mentions: keep the first, but unsure
             first = mentions[0]
             found[spec.name] = _Found(first.value, 0.45, first.start, first.end, first.text)
+    if len(open_specs("place")) > 1:  # one place fills one slot, the one it fits best
+        found.update(find_places_by_meaning(original, open_specs("place")))
+    placed = [f for n, f in found.items() if by_type.get(n) == "place"]
     for spec in open_specs("place"):
         places = find_places(original, spec)
         described = find_described_places(original, spec) if "at" in spec.cues else []
@@ -267,8 +434,10 @@ def detect(text: str, specs: Sequence[SlotSpec], *, today: date) -> dict[str, De
             taken = {f.value for f in found.values()}
             places = [p for p in find_known_places(original) if p.value not in taken]
             places = places or find_described_places(original, spec)
+        places = [p for p in places if not any(p.start < f.end and f.start < p.end for f in placed)]
         if places:
             found[spec.name] = places[0]
+            placed.append(places[0])
     for spec in open_specs("person"):
         people = find_people(original, spec)
         if people:

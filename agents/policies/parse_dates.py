@@ -168,11 +168,54 @@ def _ranges(text: str, today: date) -> list[DateMention]:
     return out
 
 
+# "the 8th", "on the 9th", "the 6th of this month": a day of the month with no month named.
+_ORDINAL_DAY = re.compile(
+    r"(?i)(?<!\w)(?:the\s+)(?P<d>[0-3]?\d)(?:st|nd|rd|th)\b(?:\s+of\s+(?P<w>this|the|next)\s+month\b)?"
+    r"|(?<!\w)(?P<d2>[0-3]?\d)(?:st|nd|rd|th)\s+of\s+(?P<w2>this|the|next)\s+month\b"
+)
+# After "the 8th" a month or a counted thing ("the 3rd floor", "the 2nd edition") says it is
+# not a day of this month.
+_AFTER_ORDINAL = re.compile(
+    rf"(?i)^\s*(?:of\s+)?(?:{_MONTHS_ALT})\b|^\s+(?!(?:too|at|in|for|and|or|please|then|instead|is|would|if|as|of|so|works?|would|around|maybe|will)\b)[a-z]+"
+)
+
+
+def _ordinal_days(text: str, today: date) -> list[DateMention]:
+    """ "the 8th" as the next 8th from `today` (this month's, or next month's once it passed;
+    "of next month" next month's). A month named just before it is dateparser's to read."""
+    out = []
+    for m in _ORDINAL_DAY.finditer(text):
+        if _AFTER_ORDINAL.search(text[m.end() : m.end() + 16]) or re.search(
+            rf"(?i)\b(?:{_MONTHS_ALT})\.?\s*$", text[max(0, m.start() - 12) : m.start()]
+        ):
+            continue
+        day = int(m["d"] or m["d2"])
+        which = (m["w"] or m["w2"] or "").casefold()
+        probe = today.replace(day=1)
+        if which == "next" or (not which and day < today.day):
+            probe = (probe.replace(day=28) + timedelta(days=4)).replace(day=1)
+        try:
+            when = probe.replace(day=day)
+        except ValueError:
+            continue
+        out.append(
+            DateMention(
+                m.start(), m.end(), m[0], datetime.combine(when, datetime.min.time()), False, True
+            )
+        )
+    return out
+
+
 def date_mentions(text: str, *, today: date) -> list[DateMention]:
     """Every date (and time) dateparser finds in the text, false hits dropped, in order."""
     mentions: list[DateMention] = []
     mentions.extend(_special_relative(text, today))
     mentions.extend(_ranges(text, today))
+    mentions.extend(
+        m
+        for m in _ordinal_days(text, today)
+        if not any(o.start < m.end and m.start < o.end for o in mentions)
+    )
     results = _dateparser_hits(text, today)
     cursor = 0
     for phrase, when in results:
@@ -195,6 +238,10 @@ def date_mentions(text: str, *, today: date) -> list[DateMention]:
         if months and all(m == "may" for m in months) and not _WEEKDAY_OR_NUMERIC.search(phrase):
             continue  # "you may 2 ..." is not a date
         when = _fix_weekday_ordinal(core, when, today)
+        if when.date() == _a_year_after(today) and not re.search(
+            r"\b\d{4}\b|\bnext\s+year\b", phrase, re.I
+        ):
+            when = datetime.combine(today, when.time())  # "1st of March" said on 1 March
         has_day = (
             relative
             or bool(re.search(r"\d|today|tonight|tomorrow|day|week", core, re.I))
@@ -207,6 +254,21 @@ def date_mentions(text: str, *, today: date) -> list[DateMention]:
         mentions.append(DateMention(start, end, phrase, when, _has_time(phrase), has_day))
     mentions.sort(key=lambda m: m.start)
     return mentions
+
+
+def _a_year_after(today: date) -> date | None:
+    try:
+        return today.replace(year=today.year + 1)
+    except ValueError:  # 29 February
+        return None
+
+
+# A time of day alone ("around 13:15", "at 7 pm") names no day: it dates nothing.
+_DAY_NAMED = re.compile(
+    rf"(?i){_MONTH_NAME}|\b(?:today|tonight|tomorrow|yesterday|weekend|week|month)\b"
+    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b\d{1,2}/\d{1,2}\b|\b\d{4}-\d{1,2}"
+    r"|\b\d{1,2}[.-]\d{1,2}[.-]\d{2,4}\b|\b\d{1,2}(?:st|nd|rd|th)\b|\bin\s+\d+\s+days?\b"
+)
 
 
 def _special_relative(text: str, today: date) -> list[DateMention]:
@@ -256,6 +318,8 @@ def find_dates(text: str, *, today: date) -> list[Found]:
     readings ("03/04") comes with a lower confidence; see `numeric_date_readings`."""
     found = []
     for mention in date_mentions(text, today=today):
+        if mention.has_time and not _DAY_NAMED.search(mention.text):
+            continue  # "around 13:15": a time, no day
         ambiguous = numeric_date_readings(mention.text, today=today)
         confidence = 0.45 if len(ambiguous) > 1 else 0.9
         if re.search(r"(?i)\bnext\s+week\b", mention.text):

@@ -42,9 +42,10 @@ def _gazetteer() -> tuple[dict[str, list[Place]], dict[str, str], dict[str, str]
 
 
 # Two cities count as both plausible when the smaller has at least this many people and at
-# least this share of the larger's population (London, Ontario does not rival London).
+# least this share of the larger's population (London, Ontario does not rival London, nor
+# San Francisco, Philippines the Californian city; Portland, Maine still rivals Oregon's).
 PLACE_MIN_POPULATION = 50_000
-PLACE_MIN_SHARE = 0.05
+PLACE_MIN_SHARE = 0.1
 
 
 def place_readings(name: str, *, context: str = "") -> tuple[Place, ...]:

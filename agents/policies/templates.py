@@ -32,6 +32,8 @@ _SLOT_KEYS = {
     "units",
     "cues",
     "weight",
+    "description",
+    "examples",
 }
 _TEMPLATE_KEYS = {"kind", "title", "description", "keywords", "skeleton", "slots"}
 MAX_SKELETON_CHARS = 2000
@@ -112,7 +114,9 @@ def _parse_slot(raw: Mapping[str, Any], *, fail: Any, index: int) -> SlotSpec:
     slot_type = raw.get("type", "text")
     if slot_type not in SLOT_TYPES:
         raise fail(f"slot {name}: type must be one of {', '.join(SLOT_TYPES)}")
-    for key in ("choices", "aliases", "units", "cues"):
+    if not isinstance(raw.get("description", ""), str):
+        raise fail(f"slot {name}: 'description' must be a string")
+    for key in ("choices", "aliases", "units", "cues", "examples"):
         value = raw.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise fail(f"slot {name}: '{key}' must be a list of non-empty strings")

@@ -12,9 +12,11 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from agents import defaults, selectors
+from agents.memory import local_embeddings
 from agents.memory import selectors as memory_selectors
 from agents.memory import services as memory
 from agents.models import Agent
+from agents.policies import meaning
 from agents.policies.templates import load_templates
 from agents.services import turns as turn_services
 from collab.core import hooks
@@ -74,3 +76,6 @@ def register() -> None:
     hooks.message_fragments.register(message_fragments)
     hooks.task_templates.register(task_templates)
     hooks.task_participants.register(task_participants)
+    # The reader matches what people write to what each slot is for with the shipped
+    # embedding (loaded by the first reading that needs it, once per process).
+    meaning.install(local_embeddings.similarities)
