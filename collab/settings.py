@@ -208,6 +208,7 @@ AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = "collab.accounts.throttle.lockout_parameters"
 AXES_CLIENT_IP_CALLABLE = "collab.accounts.throttle.client_ip"
+AXES_USERNAME_CALLABLE = "collab.accounts.throttle.client_username"
 AXES_LOCKOUT_CALLABLE = "collab.accounts.throttle.lockout_response"
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False

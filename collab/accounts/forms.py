@@ -3,8 +3,36 @@ from __future__ import annotations
 import zoneinfo
 
 from django import forms
-from django.contrib.auth.forms import UserCreationForm, UsernameField
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm, UsernameField
 from django.contrib.auth.models import User
+from django.core.validators import MaxLengthValidator
+
+# Longest password any form takes: far above any real one, and a bound on what is hashed.
+PASSWORD_MAX_CHARS = 4096
+# Django's own user table: usernames and e-mail addresses.
+USERNAME_MAX_CHARS = User._meta.get_field("username").max_length or 150
+EMAIL_MAX_CHARS = User._meta.get_field("email").max_length or 254
+
+
+def _bound_passwords(form: forms.Form, *names: str) -> None:
+    for name in names:
+        field = form.fields[name]
+        field.max_length = PASSWORD_MAX_CHARS
+        field.validators.append(MaxLengthValidator(PASSWORD_MAX_CHARS))
+
+
+class LoginForm(AuthenticationForm):
+    """Django's login form with its length bounds enforced: Django only sets the username's
+    ``max_length`` (for the widget) after the field is built, so no validator checks it, and an
+    overlong name reached ``authenticate`` and django-axes' 255-character column (a 500 on
+    PostgreSQL). A field error here means ``authenticate`` is never called."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        username = self.fields["username"]
+        username.validators.append(MaxLengthValidator(USERNAME_MAX_CHARS))
+        _bound_passwords(self, "password")
+
 
 # One answer for every name that cannot be had, so the form is no quicker way to learn who has
 # an account than the people list of a shared workspace (and failures are throttled).
@@ -16,7 +44,9 @@ class SignUpForm(UserCreationForm):
     a password typed twice."""
 
     email = forms.EmailField(
-        required=False, help_text="Optional: lets you reset a forgotten password."
+        required=False,
+        max_length=EMAIL_MAX_CHARS,
+        help_text="Optional: lets you reset a forgotten password.",
     )
 
     class Meta:
@@ -25,6 +55,10 @@ class SignUpForm(UserCreationForm):
         field_classes = {"username": UsernameField}
 
     username_taken = False
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        _bound_passwords(self, "password1", "password2")
 
     def clean_username(self) -> str:
         username = str(self.cleaned_data.get("username") or "")

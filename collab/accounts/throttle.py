@@ -28,6 +28,8 @@ from collab.lib.addresses import client_address
 
 # What a request other than a login passes as its "credentials" to axes.
 _PER_ADDRESS = "collab_per_address"
+# django-axes' ``username`` columns (AccessAttempt, AccessFailureLog, AccessLog).
+USERNAME_COLUMN_CHARS = 255
 
 
 class TooManyAttempts(Exception):
@@ -44,6 +46,21 @@ def client_ip(request: HttpRequest) -> str | None:
     come from the proxy, and one guesser would lock everybody out); never a header a client
     could forge (collab/lib/addresses.py)."""
     return client_address(request.META)
+
+
+def client_username(request: HttpRequest, credentials: dict[str, Any] | None) -> str | None:
+    """The username axes counts and stores (``AXES_USERNAME_CALLABLE``): the one the
+    credentials (or else the posted form) name, cut to the column's length. The forms refuse a
+    longer name before ``authenticate``; this is the bound for every other way in, so no
+    request can make the throttle's own write fail."""
+    field = settings.AXES_USERNAME_FORM_FIELD
+    if credentials:
+        value = credentials.get(field)
+    else:
+        value = getattr(request, "data", request.POST).get(field)
+    if value is None:
+        return None
+    return str(value)[:USERNAME_COLUMN_CHARS]
 
 
 def lockout_parameters(request: HttpRequest | None, credentials: dict[str, Any] | None) -> list:

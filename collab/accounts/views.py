@@ -13,7 +13,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from collab.accounts import throttle
-from collab.accounts.forms import ApiTokenForm, ProfileForm, SignUpForm
+from collab.accounts.forms import ApiTokenForm, LoginForm, ProfileForm, SignUpForm
 from collab.accounts.middleware import SESSION_KEY, remember_time_zone
 from collab.accounts.models import ApiToken
 from collab.accounts.services import (
@@ -39,6 +39,7 @@ class _BadRequestOnInvalid:
 
 class LoginView(_BadRequestOnInvalid, auth_views.LoginView):
     template_name = "accounts/login.html"
+    authentication_form = LoginForm
 
 
 class PasswordChangeView(_BadRequestOnInvalid, auth_views.PasswordChangeView):

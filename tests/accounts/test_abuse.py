@@ -8,13 +8,15 @@ import re
 from typing import Any
 
 import pytest
+from axes.models import AccessAttempt
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core import mail
-from django.test import Client, override_settings
+from django.test import Client, RequestFactory, override_settings
 from django.urls import reverse
 
 from collab.accounts.services import create_api_token
+from collab.accounts.throttle import client_username
 from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -234,3 +236,50 @@ def test_behind_the_trusted_proxy_the_address_it_appended_counts(alice: User) ->
     assert log_in(guesser, "alice", PASSWORD) == 429
     someone_else = Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.9")
     assert log_in(someone_else, "alice", PASSWORD) == 302
+
+
+def test_a_huge_username_at_login_gets_the_forms_error_not_a_server_error(alice: User) -> None:
+    # django-axes' attempt table holds 255 characters; PostgreSQL refused the longer name with a
+    # 500, SQLite stored it: either way the form must say what is wrong before anything is kept.
+    client = Client(REMOTE_ADDR="203.0.113.7")
+    response = client.post(
+        reverse("accounts:login"), {"username": "a" * 100_000, "password": "wrong guess"}
+    )
+
+    assert response.status_code == 400
+    assert "at most 150 characters" in response.content.decode()
+    assert not AccessAttempt.objects.filter(username__startswith="aaaa").exists()
+
+
+def test_a_huge_password_at_login_gets_the_forms_error(alice: User) -> None:
+    response = Client().post(
+        reverse("accounts:login"), {"username": "alice", "password": "p" * 100_000}
+    )
+
+    assert response.status_code == 400
+    assert "at most 4096 characters" in response.content.decode()
+
+
+def test_huge_fields_at_sign_up_get_the_forms_errors(alice: User) -> None:
+    response = Client().post(
+        reverse("accounts:signup"),
+        {
+            "username": "a" * 100_000,
+            "email": f"{'e' * 250}@example.org",  # valid to the e-mail check, over the column
+            "password1": "p" * 100_000,
+            "password2": "p" * 100_000,
+        },
+    )
+
+    errors = response.context["form"].errors
+    assert response.status_code == 400
+    assert set(errors) >= {"username", "email", "password1"}
+    assert not User.objects.filter(username__startswith="aaaa").exists()
+
+
+def test_the_throttle_never_keeps_more_of_a_username_than_its_column_holds(alice: User) -> None:
+    request = RequestFactory().post("/accounts/login/", {"username": "b" * 100_000})
+
+    assert client_username(request, {"username": "a" * 100_000}) == "a" * 255
+    assert client_username(request, None) == "b" * 255
+    assert client_username(request, {"username": None, "collab_per_address": "signup"}) is None
