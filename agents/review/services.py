@@ -1,7 +1,9 @@
-"""Writes of the review app: workspace review settings and the audit record of each export."""
+"""Writes of the review app: workspace review settings, the audit record of each export, and
+of each read of someone's memory on a turn's trace."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
@@ -9,10 +11,20 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
+from agents.memory.services import record_admin_read
 from agents.review.models import ReviewSettings
 from agents.review.selectors import ReviewScope
 from collab.audit.models import AuditEvent
 from collab.audit.services import record_event
+
+
+@transaction.atomic
+def record_trace_memory_reads(*, actor: User, owner_ids: Iterable[int], turn_id: int) -> None:
+    """A staff member was shown the unshared memory of ``owner_ids`` (who allowed admins to
+    read it) on turn ``turn_id``'s trace: each read is audited as on the admin memory page."""
+    for subject in User.objects.filter(pk__in=set(owner_ids)).order_by("pk"):
+        record_admin_read(admin=actor, subject=subject, where=f"trace of turn {turn_id}")
+
 
 SETTING_FIELDS = ("monthly_budget", "warn_at_percent", "hard_stop", "export_personal_memory")
 

@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from time import monotonic
 from typing import Any
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
@@ -29,6 +30,7 @@ from agents.models import (
     Turn,
     TurnStatus,
 )
+from agents.review.privacy import TraceMemory, redact_memory_data, trace_memory_for
 from agents.review.selectors import ReviewScope
 
 PAGE_SIZE = 50
@@ -351,9 +353,29 @@ class TurnTrace:
     questions: list[Question]
     memory_ids: list[int]
     feedback: list[Feedback] = field(default_factory=list)
+    memory: TraceMemory = field(default_factory=TraceMemory)
 
 
-def get_turn_trace(*, scope: ReviewScope, turn_id: int) -> TurnTrace:
+def _withhold_memory(turn: Turn, calls: list[ModelCall], memory: TraceMemory) -> None:
+    """Replace the withheld memory in what the page shows of the turn and its model calls.
+    These instances are the page's own copies: they are rendered, never saved."""
+    if not memory.withheld:
+        return
+    turn.context = redact_memory_data(turn.context, memory)
+    turn.inputs = redact_memory_data(turn.inputs, memory)
+    turn.policy_decision = redact_memory_data(turn.policy_decision, memory)
+    turn.decision = redact_memory_data(turn.decision, memory)
+    turn.error = redact_memory_data(turn.error, memory)
+    for call in calls:
+        call.messages = redact_memory_data(call.messages, memory)
+        call.response = redact_memory_data(call.response, memory)
+        call.error = redact_memory_data(call.error, memory)
+
+
+def get_turn_trace(*, scope: ReviewScope, turn_id: int, viewer: AbstractBaseUser) -> TurnTrace:
+    """One turn's whole trace as ``viewer`` may see it: other people's unshared memory is
+    withheld (``privacy.trace_memory_for``); ``memory.read_of`` names the people whose memory
+    a staff viewer is shown, which the caller records as admin reads."""
     turns = Turn.objects.select_related(
         "agent", "agent__model_profile", "task__workspace", "requested_by"
     )
@@ -364,9 +386,13 @@ def get_turn_trace(*, scope: ReviewScope, turn_id: int) -> TurnTrace:
         raise Http404("No such turn.")
     context = turn.context if isinstance(turn.context, dict) else {}
     memory_ids = [int(i) for i in context.get("memory_item_ids", []) if str(i).isdigit()]
+    memory = trace_memory_for(context, viewer)
+    calls = list(turn.model_calls.order_by("id"))
+    _withhold_memory(turn, calls, memory)
     return TurnTrace(
         turn=turn,
-        calls=list(turn.model_calls.order_by("id")),
+        calls=calls,
+        memory=memory,
         actions=list(turn.actions.order_by("index")),
         suggestions=list(turn.suggestions.select_related("decided_by").order_by("id")),
         questions=list(turn.questions.select_related("answered_by").order_by("id")),

@@ -111,7 +111,11 @@ def turn_detail(request: AuthedRequest, turn_id: int) -> HttpResponse:
     if workspace_id is None:
         raise Http404("No such turn.")
     scope = get_review_scope(request.user, workspace_id)
-    trace = traces.get_turn_trace(scope=scope, turn_id=turn_id)
+    trace = traces.get_turn_trace(scope=scope, turn_id=turn_id, viewer=request.user)
+    if trace.memory.read_of:
+        services.record_trace_memory_reads(
+            actor=request.user, owner_ids=trace.memory.read_of, turn_id=turn_id
+        )
     return render(request, "review/turn_detail.html", _context(scope, trace=trace))
 
 

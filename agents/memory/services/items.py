@@ -263,15 +263,19 @@ def forget_everything(*, user: User) -> dict[str, int]:
 
 
 @transaction.atomic
-def record_admin_read(*, admin: User, subject: User) -> AuditEvent:
-    """Admins may read someone's memory only if that person allowed it; every read is audited."""
+def record_admin_read(*, admin: User, subject: User, where: str = "") -> AuditEvent:
+    """Admins may read someone's memory only if that person allowed it; every read is audited.
+    ``where``: the page other than the memory page that showed it (a turn's trace)."""
     if not (admin.is_staff and settings_for(subject).admin_access_allowed):
         raise PermissionDenied("This person has not allowed admins to read their memory.")
+    data: dict[str, object] = {"subject_user_id": subject.pk}
+    if where:
+        data["where"] = where
     return record_event(
         actor=admin,
         action=AuditEvent.Action.MEMORY_ADMIN_ACCESS,
         target=f"memory of {subject.get_username()} (user {subject.pk})",
-        data={"subject_user_id": subject.pk},
+        data=data,
     )
 
 
