@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
+from agents.llm.endpoints import validate_base_url
 from agents.models import (
     Action,
     Agent,
@@ -17,8 +19,34 @@ from agents.models import (
 )
 
 
+class ModelProfileAdminForm(forms.ModelForm):
+    """The admin's form checks base URLs as the Models page does (agents/llm/endpoints.py)."""
+
+    base_url = forms.URLField(required=False, assume_scheme="http")
+
+    class Meta:
+        model = ModelProfile
+        fields = [
+            "name",
+            "provider",
+            "model",
+            "base_url",
+            "api_key_env",
+            "temperature",
+            "max_tokens",
+            "timeout_seconds",
+            "price_in_per_1k",
+            "price_out_per_1k",
+            "is_default",
+        ]
+
+    def clean_base_url(self) -> str:
+        return validate_base_url(str(self.cleaned_data.get("base_url") or ""))
+
+
 @admin.register(ModelProfile)
 class ModelProfileAdmin(admin.ModelAdmin):
+    form = ModelProfileAdminForm
     list_display = ["name", "provider", "model", "base_url", "api_key_env", "max_tokens"]
     list_filter = ["provider"]
     search_fields = ["name", "model"]

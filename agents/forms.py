@@ -8,6 +8,7 @@ from django.utils.functional import lazy
 from agents import llm, policies
 from agents.defaults import free_colour
 from agents.engine.signals import calls_per_turn
+from agents.llm.endpoints import validate_base_url
 from agents.models import AGENT_FIELDS, Agent, ModelProfile
 from agents.policies.registry import DEFAULT_POLICY
 from agents.profiles import describe, resolve_profile, site_default, user_choices
@@ -232,6 +233,9 @@ class ModelProfileForm(forms.ModelForm):
             "api_key_env": "The NAME of the environment variable that holds the key, e.g. "
             "OPENAI_API_KEY (the key never goes into the database). Local servers need none.",
         }
+
+    def clean_base_url(self) -> str:
+        return validate_base_url(str(self.cleaned_data.get("base_url") or ""))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -373,6 +373,16 @@ OLLAMA_MODEL = env_str("OLLAMA_MODEL", "llama3.2") or ""
 for _name, _url in (("OPENAI_BASE_URL", OPENAI_BASE_URL), ("OLLAMA_BASE_URL", OLLAMA_BASE_URL)):
     if _url and not _url.startswith(("http://", "https://")):
         raise ImproperlyConfigured(f"{_name}={_url!r} must start with http:// or https://.")
+# Where a model's base URL may point besides the public internet (agents/llm/endpoints.py):
+# "loopback" (a local Ollama or llama.cpp server, the default), "private" (10/8, 172.16/12,
+# 192.168/16, fc00::/7: a model server on the local network or another container), both, or
+# "none". Link-local and cloud metadata addresses, and the database's and Redis' ports on
+# loopback, are refused whatever it says; the address connected to is checked on each connection.
+MODEL_BASE_URL_ALLOW = tuple(env_list("MODEL_BASE_URL_ALLOW", ["loopback"]))
+if not set(MODEL_BASE_URL_ALLOW) <= {"loopback", "private", "none"}:
+    raise ImproperlyConfigured(
+        f"MODEL_BASE_URL_ALLOW={','.join(MODEL_BASE_URL_ALLOW)!r}: use loopback, private or none."
+    )
 # Fault injection for the worker-kill test only: a pause before each action applied on its own.
 AGENTS_FAULT_ACTION_DELAY_MS = env_int("AGENTS_FAULT_ACTION_DELAY_MS", 0, minimum=0)
 # The sweep (agents/services/sweep.py), every AGENTS_SWEEP_SECONDS: Celery beat in production

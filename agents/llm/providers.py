@@ -15,7 +15,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import SecretStr
 
+from agents.llm.endpoints import EndpointRefused
 from agents.llm.errors import ModelConfigError, ModelError
+from agents.llm.guarded_http import guarded_async_client, guarded_client
 from agents.models import ModelProfile
 from collab.lib.env import env_str
 
@@ -55,6 +57,10 @@ def openai_model(
         timeout=profile.timeout_seconds,
         max_retries=0,  # the turn job owns retries
         stream_usage=True,
+        # Each connection goes only to an address the endpoint rules allow, checked as it
+        # connects (agents/llm/guarded_http.py).
+        http_client=guarded_client(timeout=profile.timeout_seconds),
+        http_async_client=guarded_async_client(timeout=profile.timeout_seconds),
     )
     return OpenAICompatibleChatModel(
         base_key=profile.base_url or "openai",
@@ -113,6 +119,8 @@ def openai_error(exc: Exception, where: str) -> Exception:
         return ModelError(f"The model at {where} did not answer in time ({exc}).")
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
+        if isinstance(cause, EndpointRefused):
+            return cause
         return ModelConfigError(
             f"Could not connect to the model at {where}: {cause}. Is the server running? "
             "Check the model on the Models page."
