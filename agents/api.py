@@ -56,7 +56,7 @@ class FeedbackOut(Schema):
 
 
 @router.post(
-    "/{int:task_id}/feedback",
+    "/{task_id}/feedback",
     response={200: FeedbackOut, **ERRORS},
     summary="Rate an agent's message, question, suggestion or edit (any member)",
 )

@@ -3,9 +3,10 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 from collab.api.api import api
+from collab.api.errors import unknown_path
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -26,5 +27,6 @@ urlpatterns = [
     path("", include("agents.urls")),
     path("review/", include("agents.review.urls")),
     path("api/", api.urls),
+    re_path(r"^api/(?P<path>.*)$", unknown_path),  # after the API's own routes: a JSON 404
     path("admin/", admin.site.urls),
 ]

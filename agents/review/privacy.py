@@ -78,7 +78,7 @@ def trace_memory_for(context: Any, viewer: AbstractBaseUser) -> TraceMemory:
         return TraceMemory()
     own_label = f"({viewer.get_username()}'s "
     pairs = _paired_items(context)
-    hidden: dict[int, list[tuple[str, Mapping[str, Any] | None]]] = {}
+    hidden: dict[int, list[tuple[str, Mapping[str, Any]]]] = {}
     unknown: list[str] = []
     for line, item in pairs:
         if item is None:

@@ -14,10 +14,11 @@ USERNAME_MAX_CHARS = User._meta.get_field("username").max_length or 150
 EMAIL_MAX_CHARS = User._meta.get_field("email").max_length or 254
 
 
-def _bound_passwords(form: forms.Form, *names: str) -> None:
+def _bound_passwords(form: forms.BaseForm, *names: str) -> None:
     for name in names:
         field = form.fields[name]
-        field.max_length = PASSWORD_MAX_CHARS
+        if isinstance(field, forms.CharField):
+            field.max_length = PASSWORD_MAX_CHARS
         field.validators.append(MaxLengthValidator(PASSWORD_MAX_CHARS))
 
 
@@ -57,7 +58,7 @@ class SignUpForm(UserCreationForm):
     username_taken = False
 
     def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(*args, **kwargs)
         _bound_passwords(self, "password1", "password2")
 
     def clean_username(self) -> str:

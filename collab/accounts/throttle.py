@@ -53,7 +53,7 @@ def client_username(request: HttpRequest, credentials: dict[str, Any] | None) ->
     credentials (or else the posted form) name, cut to the column's length. The forms refuse a
     longer name before ``authenticate``; this is the bound for every other way in, so no
     request can make the throttle's own write fail."""
-    field = settings.AXES_USERNAME_FORM_FIELD
+    field = getattr(settings, "AXES_USERNAME_FORM_FIELD", "username")
     if credentials:
         value = credentials.get(field)
     else:

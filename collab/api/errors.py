@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
@@ -91,3 +91,8 @@ def install_error_handlers(api: NinjaAPI) -> None:
     @api.exception_handler(RequestDataTooBig)
     def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
         return api.create_response(request, {"detail": "Request body too large."}, status=413)
+
+
+def unknown_path(request: HttpRequest, path: str = "") -> JsonResponse:
+    """Any /api/ path no operation serves: the API's 404, not the site's HTML page."""
+    return JsonResponse({"detail": "Not found."}, status=404)

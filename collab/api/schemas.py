@@ -5,16 +5,21 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
+from django.conf import settings
 from ninja import Field, Schema
 from ninja import Path as PathParam
-from pydantic import AfterValidator, ConfigDict, field_validator
+from pydantic import AfterValidator, ConfigDict, JsonValue, field_validator
+from pydantic.config import JsonDict
 
 from collab.lib.text import unstorable_reason
-from collab.tasks.models import TaskStatus
+from collab.tasks.models import Task, TaskStatus
 from collab.tasks.task_templates import known_templates
 from collab.workspaces.models import Role
 
 MAX_PAGE = 200
+# What the task service accepts (collab/tasks/services.py: create_task), the columns' lengths.
+TITLE_MAX_CHARS = Task._meta.get_field("title").max_length or 200
+GOAL_MAX_CHARS = Task._meta.get_field("goal").max_length or 10_000
 # Ids are 64-bit (BigAutoField): a larger number answers 400, never an overflow in the database.
 MAX_ID = 2**63 - 1
 
@@ -24,6 +29,19 @@ def _storable(value: str) -> str:
     if reason is not None:
         raise ValueError(reason)
     return value
+
+
+# What ``str.strip()`` removes (``str.isspace``), spelled for a JSON-schema pattern.
+_SPACE = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def stripped_text_schema(max_chars: int) -> dict[str, JsonValue]:
+    """JSON-schema keywords for a string the service strips and then wants 1 to ``max_chars``
+    characters of (a task's title, a message's body): the schema says what the service refuses,
+    so a blank value or an over-long one is invalid to both. The service keeps its own words
+    for the refusal (``errors.title: ["A task needs a title."]``)."""
+    core = f"[^{_SPACE}](?:[\\s\\S]{{0,{max_chars - 2}}}[^{_SPACE}])?"
+    return {"minLength": 1, "pattern": f"^[{_SPACE}]*{core}[{_SPACE}]*$"}
 
 
 # An object's id in a path (``/api/tasks/{task_id}``).
@@ -89,8 +107,15 @@ class TaskDetailOut(TaskOut):
 class TaskIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
-    title: StoredText = Field(description="Up to 200 characters.")
-    goal: StoredText = Field("", description="What should be true when the task is done.")
+    title: StoredText = Field(
+        description="Up to 200 characters, not counting spaces around them; not blank.",
+        json_schema_extra=stripped_text_schema(TITLE_MAX_CHARS),
+    )
+    goal: StoredText = Field(
+        "",
+        description="What should be true when the task is done; up to 10,000 characters.",
+        json_schema_extra={"maxLength": GOAL_MAX_CHARS},
+    )
     template: str = Field(
         "",
         max_length=40,
@@ -101,8 +126,20 @@ class TaskIn(Schema):
     )
 
 
+def _empty_allowed(schema: JsonDict) -> None:
+    """The field's schema also allows "" (which the validator reads as "left out")."""
+    choices = schema.get("anyOf")
+    if isinstance(choices, list):
+        choices.append({"type": "string", "const": ""})
+
+
 class TaskFilter(Schema):
-    status: TaskStatus | None = Field(None, description="Only tasks in this status; empty for all.")
+    # "" is in the schema as it is in the behaviour: `?status=` lists every task.
+    status: TaskStatus | None = Field(
+        None,
+        description="Only tasks in this status; empty (or left out) for all.",
+        json_schema_extra=_empty_allowed,
+    )
 
     @field_validator("status", mode="before")
     @classmethod
@@ -130,7 +167,11 @@ class PostedMessageOut(MessageOut):
 class MessageIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
-    body: StoredText = Field(description="Markdown, up to 20,000 characters.")
+    body: StoredText = Field(
+        description=f"Markdown, up to {settings.CHAT_MESSAGE_MAX_CHARS:,} characters, not "
+        "counting spaces around them; not blank.",
+        json_schema_extra=stripped_text_schema(settings.CHAT_MESSAGE_MAX_CHARS),
+    )
 
 
 class MessagePageQuery(Schema):

@@ -53,7 +53,7 @@ def task_detail(access: TaskAccess) -> dict[str, Any]:
 
 
 @router.get(
-    "/{int:task_id}",
+    "/{task_id}",
     response={200: TaskDetailOut, 401: Error, 404: Error},
     summary="Get a task with its document text and your role",
 )
@@ -62,7 +62,7 @@ def get_task(request: HttpRequest, task_id: PathId) -> dict[str, Any]:
 
 
 @router.get(
-    "/{int:task_id}/messages",
+    "/{task_id}/messages",
     response={200: MessagePage, **ERRORS},
     summary="List a task's chat messages, newest page first",
 )
@@ -83,7 +83,7 @@ def list_task_messages(
 
 
 @router.post(
-    "/{int:task_id}/messages",
+    "/{task_id}/messages",
     response={201: PostedMessageOut, **ERRORS, 403: Error},
     summary="Post a chat message (owners and editors)",
 )

@@ -39,7 +39,7 @@ def list_workspaces(request: HttpRequest) -> QuerySet[Workspace]:
 
 
 @router.get(
-    "/{int:workspace_id}/tasks",
+    "/{workspace_id}/tasks",
     response={200: list[TaskOut], **ERRORS},
     summary="List a workspace's tasks, most recently active first",
 )
@@ -51,7 +51,7 @@ def list_workspace_tasks(
 
 
 @router.post(
-    "/{int:workspace_id}/tasks",
+    "/{workspace_id}/tasks",
     response={201: TaskDetailOut, **ERRORS, 403: Error},
     summary="Create a task (owners and editors)",
 )
@@ -66,7 +66,7 @@ def create_workspace_task(
 
 
 @router.get(
-    "/{int:workspace_id}/instructions",
+    "/{workspace_id}/instructions",
     response={200: InstructionsOut, 401: Error, 404: Error},
     summary="Read the workspace instructions every agent is given",
 )
@@ -76,7 +76,7 @@ def get_workspace_instructions(request: HttpRequest, workspace_id: PathId) -> di
 
 
 @router.put(
-    "/{int:workspace_id}/instructions",
+    "/{workspace_id}/instructions",
     response={200: InstructionsOut, **ERRORS, 403: Error},
     summary="Change the workspace instructions (owners)",
 )
