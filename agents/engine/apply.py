@@ -110,9 +110,9 @@ def store_decision(
     return None  # decided by an earlier delivery: its stored actions are the ones applied
 
 
-def apply_pending(turn: Turn, keys: list[str] | None = None) -> None:
+def apply_pending(turn: Turn, keys: list[str] | None = None) -> int:
     """Apply the turn's pending actions in order; ``keys``: those this delivery just stored
-    (None: look them up)."""
+    (None: look them up). Returns how many it went through."""
     delay = settings.AGENTS_FAULT_ACTION_DELAY_MS / 1000
     if keys is None:
         keys = list(
@@ -124,12 +124,14 @@ def apply_pending(turn: Turn, keys: list[str] | None = None) -> None:
         if delay:
             time.sleep(delay)  # fault-injection hook for the worker-kill test only
         action_services.apply_action(idempotency_key=key)
+    return len(keys)
 
 
-def apply_actions(turn: Turn, keys: list[str] | None) -> None:
+def apply_actions(turn: Turn, keys: list[str] | None) -> int:
     """Apply what the turn stored: a timed-out turn first records the document before it acts
-    (its Undo), and afterwards says "I assumed X"."""
+    (its Undo), and afterwards says "I assumed X". Returns how many pending actions it applied."""
     prepare_assumption(turn=turn)
-    apply_pending(turn, keys)
+    applied = apply_pending(turn, keys)
     if turn.trigger == Trigger.TIMEOUT:  # only a timed-out turn has an assumption
         announce_assumption(turn_id=turn.pk)
+    return applied

@@ -32,21 +32,31 @@ from agents.engine.produce import produce
 from agents.engine.stream import TurnBudgetExceeded, TurnCancelled
 from agents.engine.trace import Trace
 from agents.engine.understand import understand
+from agents.models import ModelProfile, Turn
 from agents.outbox import presence
 from agents.services.turns import fail_turn
 
 
 def run_turn(*, turn_id: int) -> Outcome:
-    """Run (or resume) a turn; returns what happened (``Outcome``).
+    """Run (or resume) a turn; returns what happened (``Outcome``). Each stage this delivery
+    runs is timed into the turn's trace (``Turn.stages``), saved however the delivery ends.
 
     Raises ``llm.ModelError`` for failures worth a retry (the job owns the retry policy).
     """
     trace = Trace()
-    claimed = trace.run("claim", claim, turn_id)
+    claimed = claim(turn_id)
     turn, profile = claimed.turn, claimed.profile
     if turn is None or profile is None:
         return claimed.outcome or Outcome.MISSING
     trace.attempt = turn.attempts
+    trace.lap("claim", claimed)
+    try:
+        return _run(turn, profile, trace)
+    finally:
+        trace.save(turn)
+
+
+def _run(turn: Turn, profile: ModelProfile, trace: Trace) -> Outcome:
     document = read_document(turn)
     presence.show(
         turn_id=turn.pk,
@@ -55,20 +65,23 @@ def run_turn(*, turn_id: int) -> Outcome:
         colour=turn.agent.colour,
         document_id=document.pk if document is not None else None,
     )
+    trace.mark()
     try:
         pending: list[str] | None = None
         if turn.decision is None:
-            inp = trace.run("gather", gather, turn, profile, document=document)
-            understanding = trace.run("understand", understand, inp)
-            decision = trace.run("decide", decide, inp, understanding)
-            produced = trace.run("produce", produce, inp, understanding, decision)
-            pending = trace.run("store", store_produced, turn, decision, produced)
-        trace.run("apply", apply_actions, turn, pending)
+            inp = trace.lap("gather", gather(turn, profile, document=document))
+            understanding = trace.lap("understand", understand(inp))
+            decision = trace.lap("decide", decide(inp, understanding))
+            produced = trace.lap("produce", produce(inp, understanding, decision))
+            pending = store_produced(turn, decision, produced)
+            trace.lap("store", pending, summary=f"{len(pending or [])} actions left to apply")
+        applied = apply_actions(turn, pending)
+        trace.lap("apply", applied, summary=f"{applied} actions applied")
     except TurnCancelled:
         return Outcome.CANCELLED
     except (llm.ModelConfigError, TurnBudgetExceeded) as exc:
-        fail_turn(turn_id=turn_id, error=str(exc))
+        fail_turn(turn_id=turn.pk, error=str(exc))
         return Outcome.FAILED
     finally:
         presence.hide(turn.pk)
-    return trace.run("finish", finish, turn)
+    return trace.lap("finish", finish(turn))

@@ -51,6 +51,11 @@ class Turn(models.Model):
         null=True, blank=True, help_text="The validated structured output; set before acting."
     )
     stream_text = models.TextField(blank=True, help_text="Reply streamed so far (catch-up).")
+    stages = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Each stage a delivery ran: its duration and summary (agents/engine/trace.py).",
+    )
     provider = models.CharField(max_length=20, blank=True)
     model = models.CharField(max_length=200, blank=True)
     model_label = models.CharField(max_length=240, blank=True)

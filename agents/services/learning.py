@@ -69,7 +69,8 @@ def state_owner(turn: Turn) -> int | None:
 
 def decide_with_state(*, turn: Turn, context: dict[str, Any], decide: PolicyDecide) -> PolicyRecord:
     """The policy's decision record for ``turn``; learning policies decide from (and update)
-    their persisted state. ``decide`` is ``policies_bridge.policy_decision``."""
+    their persisted state. ``decide`` is ``agents.engine.decide.policy_decision`` (or
+    ``agents.engine.policies_bridge.policy_decision``, for a stored context)."""
     name = turn.agent.policy_name
     if not is_learning_policy(name):
         record = decide(name, context)
