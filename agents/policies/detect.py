@@ -253,7 +253,7 @@ def find_counts_by_meaning(
     Needs an embedding installed (agents/policies/meaning.py): else nothing."""
     if not specs or not meaning.installed():
         return {}
-    mentions: list[tuple[_Found, str]] = []
+    mentions: list[tuple[_Found, str, str]] = []
     for m in _COUNT.finditer(text):
         if any(f.start < m.end("n") and m.start() < f.end for f in taken):
             continue
@@ -412,8 +412,8 @@ def detect(text: str, specs: Sequence[SlotSpec], *, today: date) -> dict[str, De
             ]
         if quantities:
             found[spec.name] = quantities[0]
-    taken = [*found.values(), *find_dates(text, today=today), *find_money(text)]
-    found.update(find_counts_by_meaning(text, open_specs("number"), taken))
+    spans = [*found.values(), *find_dates(text, today=today), *find_money(text)]
+    found.update(find_counts_by_meaning(text, open_specs("number"), spans))
     for spec in open_specs("choice"):
         mentions = find_choices(original, spec)
         distinct = list(dict.fromkeys(f.value for f in mentions))
