@@ -1,7 +1,11 @@
 """Task templates: data files in agents/task_templates/*.toml, read with the standard library.
 
-A template names a task kind and its slots (what the agent must know to do the task well). A
-file is validated when loaded; a bad file raises `TemplateError` naming the file and the problem.
+A template names a task kind and its slots (what the agent must know to do the task well), and
+what the agent's skills (agents/skills) build from them: the document's sections (each with the
+slots it shows), a checklist, risks and a rough effort; `{slot}` in their text is filled with
+the slot's known value. A kind with `guess = false` is used when a task is made from it, or by
+the skills, but the policy does not guess it from a free-form task's words. A file is
+validated when loaded; a bad file raises `TemplateError` naming the file and the problem.
 """
 
 from __future__ import annotations
@@ -35,12 +39,57 @@ _SLOT_KEYS = {
     "description",
     "examples",
 }
-_TEMPLATE_KEYS = {"kind", "title", "description", "keywords", "skeleton", "slots"}
+_TEMPLATE_KEYS = {
+    "kind",
+    "title",
+    "description",
+    "keywords",
+    "skeleton",
+    "slots",
+    "guess",
+    "sections",
+    "checklist",
+    "risks",
+    "effort",
+}
+_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 MAX_SKELETON_CHARS = 2000
 
 
 class TemplateError(ValueError):
     pass
+
+
+@dataclass(frozen=True)
+class Section:
+    """A section of the kind's document: its heading, the slots it shows, and what it holds
+    (said as a placeholder while nothing fills it)."""
+
+    title: str
+    slots: tuple[str, ...] = ()
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class Line:
+    """A checklist item or a risk: its text (``{slot}`` filled with the known value), shown
+    only once the ``when`` slots are known (a risk about the budget needs a budget)."""
+
+    text: str
+    when: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Effort:
+    """A rough effort for the kind: ``low`` to ``high`` ``unit`` for ``basis``, plus ``per_unit``
+    for each unit of the ``per`` slot's known number (attendees, days, pages)."""
+
+    low: float
+    high: float
+    unit: str = "hours"
+    basis: str = ""
+    per: str = ""
+    per_unit: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +100,11 @@ class TaskTemplate:
     keywords: tuple[str, ...] = ()
     slots: tuple[SlotSpec, ...] = ()
     skeleton: str = ""  # markdown a new task's document starts with (headings, no values)
+    guess: bool = True  # the policy may guess this kind from a free-form task's words
+    sections: tuple[Section, ...] = ()
+    checklist: tuple[Line, ...] = ()
+    risks: tuple[Line, ...] = ()
+    effort: Effort | None = None
 
     def slot(self, name: str) -> SlotSpec | None:
         for spec in self.slots:
@@ -94,6 +148,10 @@ def parse_template(data: Mapping[str, Any], *, origin: str = "<data>") -> TaskTe
         raise fail("slot names must be unique")
     if not any(s.required for s in slots):
         raise fail("at least one slot must be required")
+    known = set(names)
+    guess = data.get("guess", True)
+    if not isinstance(guess, bool):
+        raise fail("'guess' must be true or false")
     return TaskTemplate(
         kind=kind,
         title=title.strip(),
@@ -101,6 +159,90 @@ def parse_template(data: Mapping[str, Any], *, origin: str = "<data>") -> TaskTe
         keywords=tuple(str(k).casefold() for k in data.get("keywords", ())),
         slots=tuple(slots),
         skeleton=skeleton.strip() + "\n" if skeleton.strip() else "",
+        guess=guess,
+        sections=_parse_sections(data.get("sections", []), known, fail),
+        checklist=_parse_lines(data.get("checklist", []), known, fail, "checklist"),
+        risks=_parse_lines(data.get("risks", []), known, fail, "risks"),
+        effort=_parse_effort(data.get("effort"), known, fail),
+    )
+
+
+def _names(value: Any, known: set[str], fail: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise fail(f"{where}: slot names must be a list of strings")
+    unknown = [v for v in value if v not in known]
+    if unknown:
+        raise fail(f"{where}: unknown slots {unknown}")
+    return tuple(value)
+
+
+def _text(raw: Mapping[str, Any], key: str, fail: Any, where: str, known: set[str]) -> str:
+    text = raw.get(key, "")
+    if not isinstance(text, str):
+        raise fail(f"{where}: '{key}' must be a string")
+    unknown = [n for n in _PLACEHOLDER.findall(text) if n not in known]
+    if unknown:
+        raise fail(f"{where}: unknown placeholders {unknown}")
+    return text.strip()
+
+
+def _parse_sections(raw: Any, known: set[str], fail: Any) -> tuple[Section, ...]:
+    if not isinstance(raw, list) or not all(isinstance(r, Mapping) for r in raw):
+        raise fail("'sections' must be a list of tables")
+    out = []
+    for index, row in enumerate(raw):
+        where = f"section {index}"
+        if set(row) - {"title", "slots", "hint"}:
+            raise fail(f"{where}: unknown keys {sorted(set(row) - {'title', 'slots', 'hint'})}")
+        title = _text(row, "title", fail, where, known)
+        if not title:
+            raise fail(f"{where}: 'title' is required")
+        slots = _names(row.get("slots", []), known, fail, where)
+        out.append(Section(title=title, slots=slots, hint=_text(row, "hint", fail, where, known)))
+    return tuple(out)
+
+
+def _parse_lines(raw: Any, known: set[str], fail: Any, name: str) -> tuple[Line, ...]:
+    if not isinstance(raw, list) or not all(isinstance(r, Mapping) for r in raw):
+        raise fail(f"'{name}' must be a list of tables")
+    out = []
+    for index, row in enumerate(raw):
+        where = f"{name} {index}"
+        if set(row) - {"text", "when"}:
+            raise fail(f"{where}: unknown keys {sorted(set(row) - {'text', 'when'})}")
+        text = _text(row, "text", fail, where, known)
+        if not text:
+            raise fail(f"{where}: 'text' is required")
+        out.append(Line(text=text, when=_names(row.get("when", []), known, fail, where)))
+    return tuple(out)
+
+
+def _parse_effort(raw: Any, known: set[str], fail: Any) -> Effort | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise fail("'effort' must be a table")
+    keys = {"low", "high", "unit", "basis", "per", "per_unit"}
+    if set(raw) - keys:
+        raise fail(f"effort: unknown keys {sorted(set(raw) - keys)}")
+    low, high = raw.get("low"), raw.get("high")
+    if not isinstance(low, int | float) or not isinstance(high, int | float) or not 0 < low <= high:
+        raise fail("effort: 'low' and 'high' must be numbers with 0 < low <= high")
+    per = raw.get("per", "")
+    if per and per not in known:
+        raise fail(f"effort: unknown slot {per!r}")
+    per_unit = raw.get("per_unit", 0.0)
+    if not isinstance(per_unit, int | float) or per_unit < 0:
+        raise fail("effort: 'per_unit' must be a number >= 0")
+    return Effort(
+        low=float(low),
+        high=float(high),
+        unit=str(raw.get("unit", "hours")),
+        basis=str(raw.get("basis", "")),
+        per=str(per),
+        per_unit=float(per_unit),
     )
 
 
@@ -163,7 +305,8 @@ def load_template_file(path: Path) -> TaskTemplate:
 @cache
 def load_templates(directory: Path = TEMPLATE_DIR) -> Mapping[str, TaskTemplate]:
     """Every template in `directory`, by kind (cached: the files ship with the code)."""
-    return {t.kind: t for t in (load_template_file(p) for p in sorted(directory.glob("*.toml")))}
+    files = sorted(directory.glob("[a-z]*.toml"))  # "_generic.toml" is not a kind of its own
+    return {t.kind: t for t in (load_template_file(p) for p in files)}
 
 
 def get_template(kind: str) -> TaskTemplate:
@@ -190,6 +333,8 @@ def guess_template(text: str) -> TaskTemplate | None:
     lowered = text.casefold()
     best: tuple[int, str] | None = None
     for template in load_templates().values():
+        if not template.guess:
+            continue
         hit = [k for k in template.keywords if re.search(rf"(?<!\w){re.escape(k)}(?!\w)", lowered)]
         head = any(k in hit for k in template.keywords[:HEAD_KEYWORDS])
         if not (head or len(hit) >= 2):

@@ -62,22 +62,31 @@ def _ask(workspace: Workspace, user: User, task: Task, agent: Agent, body: str) 
     return Action.objects.get(turn=turn)
 
 
-def test_an_unusable_small_model_reply_still_says_what_the_turn_knows(
+def test_a_request_a_skill_covers_is_answered_by_the_skill_not_the_small_model(
     workspace: Workspace, alice: User, bob: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Issue 27: the skills answer what they cover (a draft here); the small model's
+    # pleasantries never reach the chat.
     agent, task = _trip(workspace, alice)
     _model_writes(monkeypatch, PLEASANTRIES)
+    post = "@Local plan a trip to Porto for 8 people"
+    task_services.post_message(
+        membership=factories.membership_of(workspace, bob), task=task, body=post
+    )
+    turn = agent.turns.order_by("-id").first()
+    assert turn is not None
 
-    action = _ask(workspace, bob, task, agent, "@Local plan a trip to Porto for 8 people")
+    assert runner.run_turn(turn_id=turn.pk) in (TurnStatus.DONE, TurnStatus.WAITING)
 
-    body = Message.objects.get(pk=action.result["message_id"]).body
-    assert body.startswith("bob, here is what I have for plan the team trip: destination Porto")
-    assert "8 travelers" in body
-    assert "still open:" in body
-    assert "budget" in body
+    reply, suggestion = Action.objects.filter(turn=turn).order_by("index")
+    body = Message.objects.get(pk=reply.result["message_id"]).body
+    assert body.startswith("Here is a suggestion")
     assert "glad" not in body
     assert "Hello" not in body
-    assert body.endswith(".")
+    assert suggestion.kind == "suggest"
+    assert "Destination: Porto" in suggestion.payload["replace"]
+    assert "Travelers: 8" in suggestion.payload["replace"]
+    assert "Budget: to decide" in suggestion.payload["replace"]
 
 
 def test_a_usable_reply_follows_the_grounded_sentence_without_its_greeting(
@@ -86,7 +95,7 @@ def test_a_usable_reply_follows_the_grounded_sentence_without_its_greeting(
     agent, task = _trip(workspace, alice)
     _model_writes(monkeypatch, PLEASANTRIES + "Porto is lovely in spring.")
 
-    action = _ask(workspace, bob, task, agent, "@Local plan a trip to Porto for 8 people")
+    action = _ask(workspace, bob, task, agent, "@Local thoughts on a trip to Porto for 8 people?")
 
     body = Message.objects.get(pk=action.result["message_id"]).body
     assert body.startswith("bob, here is what I have")
@@ -113,7 +122,7 @@ def test_embedded_chips_name_only_the_askers_items_the_reply_states(
         shared=True,
     )
 
-    action = _ask(workspace, bob, task, agent, "@Local plan a trip to Porto, budget please")
+    action = _ask(workspace, bob, task, agent, "@Local thoughts on a trip to Porto, budget please")
 
     turn = action.turn
     turn.refresh_from_db()
@@ -153,25 +162,25 @@ def test_grounding_states_only_sure_readings_and_never_the_agents_own_mention() 
     assert said["memory_item_ids"] == []
 
 
-def test_the_goal_sentence_is_said_once_not_before_every_reply(
+def test_the_small_models_text_is_shown_only_when_it_names_the_tasks_facts_and_invents_none(
     workspace: Workspace, alice: User, bob: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # given a task with a goal and no template: the grounded sentence can only name the goal
+    # given a task with a goal and no template, and requests no skill covers (issue 27)
     agent, task = _trip(workspace, alice)
     Task.objects.filter(pk=task.pk).update(
         template="", title="Team ideas", goal="Collect ideas for the team."
     )
     task.refresh_from_db()
     _model_writes(monkeypatch, "Porto is lovely in spring.")
-
     first = _ask(workspace, bob, task, agent, "@Local any idea where to go?")
+    _model_writes(monkeypatch, "Write your ideas for the team in the document.")
     second = _ask(workspace, alice, task, agent, "@Local and what should we eat?")
 
     first_body = Message.objects.get(pk=first.result["message_id"]).body
     second_body = Message.objects.get(pk=second.result["message_id"]).body
-    assert first_body.startswith("bob, the goal I am working from is: Collect ideas for the team.")
-    assert "goal I am working from" not in second_body
-    assert second_body.startswith("alice, Porto is lovely in spring.")
+    assert "Porto" not in first_body  # a place the task never named: the skill's answer stands
+    assert "Draft, Open questions or Checklist" in first_body
+    assert "ideas for the team in the document" in second_body  # names the task, invents nothing
 
 
 def test_the_small_model_may_repeat_a_number_said_in_the_chat_but_not_invent_one(

@@ -73,11 +73,13 @@ def test_twenty_varied_requests_each_end_in_one_valid_applied_action(
         outcome = runner.run_turn(turn_id=turn.pk)
 
         assert outcome in (TurnStatus.DONE, TurnStatus.WAITING), (request, outcome)
-        (action,) = Action.objects.filter(turn=turn)
+        action, *suggested = Action.objects.filter(turn=turn).order_by("index")
         assert action.kind in ("reply", "ask"), request
         assert action.status == Action.Status.APPLIED, (request, action.detail)
-        call = ModelCall.objects.get(turn=turn)
-        assert (call.provider, call.error) == ("embedded", ""), request
+        assert all(a.kind == "suggest" for a in suggested), request  # a draft (issue 27)
+        call = ModelCall.objects.filter(turn=turn).first()
+        if call is not None:  # else a skill answered it without the model (agents/skills)
+            assert (call.provider, call.error) == ("embedded", ""), request
         reply = Message.objects.get(pk=action.result["message_id"])
         body = reply.body
         assert re.search(r"[.!?]$", body), (request, body)  # a whole sentence

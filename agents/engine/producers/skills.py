@@ -1,0 +1,54 @@
+"""The skills producer (issue 27): on the embedded default, a request one of the agent's
+skills covers (agents/skills: draft, open questions, checklist, summary, title, ...) is
+answered by that skill, deterministically and with no model call: a reply, and for a draft a
+suggestion the person accepts, edits or rejects (a skill never edits the document itself).
+Requests no skill covers, and turns no person's request started (an idle document, a question
+that timed out), go to the next producer (the model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.engine.decide import Decision
+from agents.engine.gather import TurnInput
+from agents.engine.producers import Produced
+from agents.models import Trigger
+from agents.policies.style import restyle_actions
+from agents.policies.understand import Understanding
+from agents.schemas import DecisionOut
+from agents.skills import route
+from agents.skills.produce import skill_actions
+
+# The turns a person's request started (not an idle document, not a question that timed out).
+SKILL_TRIGGERS = frozenset({Trigger.MENTION, Trigger.MESSAGE, Trigger.ASK, Trigger.ANSWER})
+
+
+def _request(inp: TurnInput) -> str:
+    request = str(inp.context.get("request") or "").strip()
+    if request:
+        return request
+    human = [m for m in inp.context.get("messages", ()) if m.get("kind") == "human"]
+    return str(human[-1].get("body") or "") if human else ""
+
+
+class SkillsProducer:
+    name = "skills"
+
+    def accepts(self, inp: TurnInput) -> bool:
+        if not inp.profile.is_embedded or inp.turn.trigger not in SKILL_TRIGGERS:
+            return False
+        return bool(route(_request(inp)).skill)
+
+    def produce(self, inp: TurnInput, understanding: Understanding, decision: Decision) -> Produced:
+        context: dict[str, Any] = dict(inp.context)
+        produced = skill_actions(context)
+        actions = restyle_actions(
+            [dict(a) for a in produced.actions],
+            dict(understanding.preferences),
+            assumption=decision.assumption,
+        )
+        return Produced(
+            actions=DecisionOut.model_validate({"actions": actions}),
+            context=context,
+            producer=f"{self.name}:{produced.route.skill}",
+        )

@@ -1,0 +1,210 @@
+"""The skills that list and answer: checklist, risks, rough effort, the next step, answers
+about the task ("when is it due?", "who is involved?") and the honest answer to a request no
+skill covers (pure Python, no Django). Checklists, risks and effort come from the kind's data
+file, filtered by what is known and filled with it; for a task of no known kind, from the goal's
+own parts and ``_generic.toml``.
+"""
+
+from __future__ import annotations
+
+from agents.skills.facts import TaskFacts
+from agents.skills.generic import generic_kind
+from agents.skills.work import (
+    SkillAnswer,
+    _cap,
+    _count,
+    _lines,
+    _question,
+    open_items,
+    phrase,
+)
+from agents.skills.write import and_list, as_list, finish, lower_first, say
+
+
+def next_step(facts: TaskFacts) -> SkillAnswer:
+    items = [o for o in open_items(facts) if o.required or o.readings]
+    if items:
+        top = items[0]
+        text = f"Next step: settle the {top.label}. {_question(top, facts)}"
+        if not facts.document.strip():
+            text += " Then ask me for a draft."
+        return SkillAnswer("next_step", finish(text, facts.prefs))
+    steps = checklist_items(facts)
+    if not facts.document.strip():
+        return SkillAnswer(
+            "next_step",
+            finish("Next step: ask me for a draft; everything it needs is known.", facts.prefs),
+        )
+    text = f"Next step: {lower_first(steps[0])}." if steps else "Next step: review the draft."
+    return SkillAnswer("next_step", finish(text, facts.prefs))
+
+
+# --- checklist, risks, effort -----------------------------------------------------------------
+
+
+def checklist_items(facts: TaskFacts) -> list[str]:
+    if facts.kind is not None and facts.kind.checklist:
+        return _lines(facts.kind.checklist, facts)
+    items = []
+    deadline = facts.deadline
+    for part in facts.parts:
+        items.append(f"{_cap(part)}: agree what is needed and who does it")
+    if deadline is not None:
+        items.append(f"Have everything done by {say(deadline, facts.prefs)}")
+    budget = next(iter(facts.of_type("money")), None)
+    if budget is not None:
+        items.append(f"Keep the total within {say(budget, facts.prefs)}")
+    items += list(generic_kind().checklist)
+    return items
+
+
+def checklist(facts: TaskFacts, count: int | None = None) -> SkillAnswer:
+    items = _count(checklist_items(facts), count)
+    lead = f"Checklist for {facts.title}:" if facts.title else "Checklist:"
+    body = "\n".join(f"- [ ] {i}" for i in items)
+    if facts.prefs.get("list_style") == "numbered":
+        body = "\n".join(f"{n}. {i}" for n, i in enumerate(items, 1))
+    return SkillAnswer("checklist", finish(f"{lead}\n{body}", facts.prefs))
+
+
+def risk_items(facts: TaskFacts) -> list[str]:
+    if facts.kind is not None and facts.kind.risks:
+        items = _lines(facts.kind.risks, facts)
+    else:
+        items = []
+        deadline = facts.deadline
+        for part in facts.parts[:3]:
+            if deadline is not None:
+                by = say(deadline, facts.prefs)
+                items.append(f"“{_cap(part)}” is not ready by {by}: agree an owner and a date")
+        budget = next(iter(facts.of_type("money")), None)
+        if budget is not None:
+            items.append(f"Costs run over the budget of {say(budget, facts.prefs)}")
+        items += list(generic_kind().risks)
+    return items
+
+
+def risks(facts: TaskFacts, count: int | None = None) -> SkillAnswer:
+    items = _count(risk_items(facts), count)
+    lead = "Risks, with what to do about them:" if any(":" in i for i in items) else "Risks:"
+    return SkillAnswer("risks", finish(f"{lead}\n{as_list(items, facts.prefs)}", facts.prefs))
+
+
+def _hours(x: float) -> str:
+    return f"{x:.1f}".rstrip("0").rstrip(".")
+
+
+def effort(facts: TaskFacts) -> SkillAnswer:
+    """A rough effort from the kind's data (scaled by a known count), or per part of the goal."""
+    note = "A rough guide for this kind of task, not a measurement."
+    if facts.kind is not None and facts.kind.effort is not None:
+        e = facts.kind.effort
+        low, high = e.low, e.high
+        text = f"Rough effort: {_hours(low)} to {_hours(high)} {e.unit}"
+        if e.basis:
+            text += f" for {e.basis}"
+        per = facts.value(e.per) if e.per else None
+        if per is not None and e.per_unit:
+            try:
+                n = float(per.raw)
+            except ValueError:
+                n = 0.0
+            if n > 0:
+                extra = n * e.per_unit
+                low, high = low + extra, high + extra
+                text += (
+                    f", plus about {_hours(extra)} for {_hours(n)} {per.unit or per.label}: "
+                    f"{_hours(low)} to {_hours(high)} {e.unit} in all"
+                )
+        return SkillAnswer("effort", finish(f"{text}. {note}", facts.prefs))
+    g = generic_kind()
+    parts = max(1, len(facts.parts))
+    low, high = g.per_part_low * parts, g.per_part_high * parts
+    text = (
+        f"Rough effort: {_hours(low)} to {_hours(high)} {g.unit} "
+        f"({_hours(g.per_part_low)} to {_hours(g.per_part_high)} for {g.basis}"
+        + (f", {parts} parts" if parts > 1 else "")
+        + ")."
+    )
+    return SkillAnswer("effort", finish(f"{text} {note}", facts.prefs))
+
+
+# --- answers about the task -------------------------------------------------------------------
+
+_ASKED = {
+    "when": ("date",),
+    "who": ("person", "number"),
+    "where": ("place",),
+    "budget": ("money",),
+}
+_PEOPLE_UNITS = {
+    "people",
+    "persons",
+    "attendees",
+    "guests",
+    "participants",
+    "students",
+    "travelers",
+}
+_FROM = {
+    "request": "the task",
+    "chat": "the chat",
+    "document": "the document",
+    "memory": "your memory",
+}
+_MISSING = {
+    "when": "No date is given yet",
+    "who": "Nobody is named yet",
+    "where": "No place is given yet",
+    "budget": "No budget is given yet",
+}
+
+
+def answer(facts: TaskFacts, about: str) -> SkillAnswer:
+    """ "When is it due?", "who is involved?", "where?", "what's the budget?" from the values."""
+    types = _ASKED.get(about, ())
+    values = [v for v in facts.known if v.type in types]
+    if about == "who":
+        values = [v for v in values if v.type == "person" or v.unit in _PEOPLE_UNITS]
+        values = sorted(values, key=lambda v: v.type != "person")
+    if values:
+        said = []
+        for v in values[:3]:
+            origin = _FROM.get(v.source, "the task")
+            if v.type == "person":
+                names = and_list([p.strip() for p in say(v, facts.prefs).split(",")])
+                said.append(f"People named: {names} (from {origin}).")
+            elif v.type == "number":
+                said.append(
+                    f"{phrase(v, facts)[:1].upper()}{phrase(v, facts)[1:]} (from {origin})."
+                )
+            else:
+                lead = "It has" if v.type == "money" else "It is"
+                said.append(f"{lead} {phrase(v, facts)} (from {origin}).")
+        return SkillAnswer(f"answer_{about}", finish(" ".join(said), facts.prefs))
+    missing = _MISSING.get(about, "That is not given yet")
+    question = ""
+    for item in open_items(facts):
+        spec = facts.kind.slot(item.slot) if facts.kind and item.slot else None
+        if (spec is not None and spec.type in types) or item.slot in {
+            "when": ("deadline",),
+            "who": ("people",),
+            "budget": ("budget",),
+        }.get(about, ()):
+            question = item.question
+            break
+    text = f"{missing}." + (f" {question}" if question else "")
+    return SkillAnswer(f"answer_{about}", finish(text, facts.prefs))
+
+
+CAPABILITIES = (
+    "I can draft the document from what the task says, list what is still open and what to "
+    "decide first, write a checklist, risks or a rough effort, sum the task up, suggest a "
+    "title, and answer when, who, where and how much."
+)
+
+
+def capabilities(facts: TaskFacts) -> SkillAnswer:
+    """The one short honest answer to a request no skill covers."""
+    text = f"I can't do that here. {CAPABILITIES} Try Draft, Open questions or Checklist."
+    return SkillAnswer("capabilities", finish(text, facts.prefs))

@@ -1,0 +1,258 @@
+"""Which skill a request asks for, with what is on the machine: the request's own words read by
+patterns (how many items, "in one line"), then the offline WordLlama embedding
+(``agents/memory/local_embeddings.py``) against labelled examples per skill, the nearest
+example winning when it is near enough (``THRESHOLD``). So "sum up", "in one line", "tl;dr" and
+"what's this about?" reach the same skill. A request nothing covers routes to no skill
+(``Route.skill == ""``): the caller answers it with what the agent can do.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from agents.memory.local_embeddings import LocalEmbeddingError, model
+from agents.policies.parse_numbers import digits_for_words
+
+log = logging.getLogger(__name__)
+
+# Labelled examples per skill: what people say when they want it (not the bench's requests).
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "draft": (
+        "draft the document",
+        "write a first draft",
+        "write it up for me",
+        "fill in the document",
+        "start the document",
+        "draft an agenda",
+        "write the plan",
+        "put together a first version",
+        "can you write this",
+        "make a plan for it",
+        "write the post",
+        "draft the email",
+        "prepare the brief",
+        "outline it",
+    ),
+    "open_questions": (
+        "what is missing",
+        "what's still open",
+        "what do you need from me",
+        "what don't we know yet",
+        "any questions for me",
+        "what information is missing",
+        "what are the open questions",
+        "what do I still have to tell you",
+        "which details are missing",
+        "what gaps are there",
+    ),
+    "decide_first": (
+        "what should we decide first",
+        "what is most urgent to decide",
+        "what's the biggest blocker",
+        "what do we need to settle before anything else",
+        "which decision matters most",
+        "what should I prioritise",
+    ),
+    "next_step": (
+        "what's next",
+        "what should I do next",
+        "next step",
+        "where do we go from here",
+        "what now",
+        "how do I move this forward",
+    ),
+    "summary": (
+        "sum up",
+        "summarise this",
+        "tl;dr",
+        "in one line",
+        "what's this about",
+        "give me the gist",
+        "recap the task",
+        "short summary please",
+        "overview of the task",
+        "what are we doing here",
+        "explain the task briefly",
+    ),
+    "title": (
+        "suggest a title",
+        "give it a name",
+        "a short title",
+        "headline for this",
+        "what should we call it",
+        "subject line",
+        "name the document",
+    ),
+    "rephrase": (
+        "rephrase the goal",
+        "reword this",
+        "say it more clearly",
+        "rewrite the goal in plain words",
+        "make the description clearer",
+        "put it another way",
+    ),
+    "checklist": (
+        "make a checklist",
+        "to-do list",
+        "what do I need to do",
+        "list the steps",
+        "list of tasks",
+        "action items",
+        "what has to be done",
+        "break it down into tasks",
+    ),
+    "risks": (
+        "what could go wrong",
+        "list the risks",
+        "any pitfalls",
+        "what are the dangers",
+        "risks and mitigations",
+        "what should I watch out for",
+    ),
+    "effort": (
+        "how long will this take",
+        "rough estimate of the effort",
+        "how much work is it",
+        "how many hours",
+        "time estimate",
+        "how big is this job",
+    ),
+    "answer_when": (
+        "when is it due",
+        "what's the deadline",
+        "when is it",
+        "what date",
+        "by when",
+    ),
+    "answer_who": (
+        "who is involved",
+        "who is coming",
+        "who attends",
+        "who are the people",
+        "who is it for",
+    ),
+    "answer_where": ("where is it", "where will it be held", "what's the venue", "which place"),
+    "answer_budget": ("what's the budget", "how much can we spend", "how much money", "cost limit"),
+}
+
+_DOCUMENT_WORDS = (
+    r"document|doc|plan|brief|agenda|post|email|e-mail|announcement|report|proposal|posting|"
+    r"newsletter|runbook|itinerary|lesson|section|outline|programme|program|memo|ad|invite|"
+    r"invitation|schedule|page|it|this|one|flyer|poster|letter|message|text|blurb|notice|"
+    r"trip|offsite|event|meeting|lesson|party|workshop|move|launch|visit|holiday|day|week"
+)
+_DRAFT = (
+    r"\bdraft\b|\bfirst (?:version|cut|pass)\b|\bfill (?:it |this )?(?:in|out)\b|\boutline\b|"
+    r"\bwrite (?:it|this) up\b|\bwrite up\b|\b(?:write|prepare|put together|plan|start|"
+    rf"make|create|build)\b(?:\s+\w+){{0,3}}?\s+(?:{_DOCUMENT_WORDS})\b"
+)
+# Requests read by their words before any embedding (the surest cues).
+_RULES: tuple[tuple[str, str], ...] = (
+    (
+        "summary",
+        r"\b(?:tl;?dr|sum(?:marise|marize|mary)?\s*(?:it\s+)?up|summar(?:y|ise|ize)|recap|gist|"
+        r"in one (?:line|sentence)|what'?s (?:this|it) (?:all )?about|status)\b",
+    ),
+    ("title", r"\b(?:title|headline|subject line|name for (?:it|this))\b"),
+    ("risks", r"\b(?:risks?|pitfalls?|go wrong|watch out)\b"),
+    ("checklist", r"\b(?:check ?list|to-?do|todo|action items|steps)\b"),
+    ("effort", r"\b(?:how long|effort|estimate|how many hours|how much (?:work|time))\b"),
+    ("decide_first", r"\b(?:decide|settle|prioriti[sz]e)\b.*\bfirst\b|\bblock(?:er|ing)\b"),
+    ("next_step", r"\bnext step|\bwhat(?:'s| is) next\b|\bwhat now\b|\bdo next\b"),
+    (
+        "open_questions",
+        r"\b(?:missing|open questions?|still open|questions?\b.*\bask|need from me|gaps?|"
+        r"(?:haven'?t|not yet|still to) (?:been )?decided?|undecided)\b",
+    ),
+    ("rephrase", r"\b(?:rephrase|reword|rewrite the goal|put it another way|clearer)\b"),
+    ("answer_when", r"^\s*(?:when\b|by when|what(?:'s| is) the (?:deadline|date|due date))"),
+    ("answer_who", r"^\s*who\b"),
+    ("answer_where", r"^\s*where\b|\bwhat(?:'s| is) the venue\b"),
+    (
+        "answer_budget",
+        r"\bwhat(?:'s| is) the budget\b|^\s*how much (?:money|can we spend|is the budget)",
+    ),
+    ("draft", _DRAFT),
+)
+
+THRESHOLD = 0.7  # cosine similarity to the nearest example (WordLlama, unit vectors)
+_COUNT = re.compile(
+    r"\b(\d{1,2})\s+(?:\w+\s+){0,2}?(?:questions?|risks?|items?|things?|points?|steps?|ideas?|"
+    r"titles?|bullets?|options?|tasks?)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Route:
+    skill: str  # "" when no skill covers the request
+    count: int | None = None  # "three risks": 3
+    one_line: bool = False
+    score: float = 0.0  # 1.0 for a rule; the nearest example's similarity otherwise
+    by: str = ""  # "rule" | "examples" | ""
+
+
+def clean(request: str) -> str:
+    text = re.sub(r"(?<!\w)@[\w.-]+[,:]?\s*", "", request)
+    return " ".join(text.split())
+
+
+def count_in(request: str) -> int | None:
+    m = _COUNT.search(digits_for_words(request))
+    return int(m[1]) if m and 0 < int(m[1]) <= 20 else None
+
+
+def one_line(request: str) -> bool:
+    return bool(re.search(r"(?i)\b(?:one|1|single)\s+(?:line|sentence)\b|\btl;?dr\b", request))
+
+
+_LOCK = threading.Lock()
+
+
+@cache
+def _example_vectors() -> tuple[tuple[str, ...], Any, Any] | None:
+    try:
+        wordllama = model()
+    except LocalEmbeddingError as exc:
+        log.info("skills routing without embeddings: %s", exc)
+        return None
+    labels: list[str] = []
+    texts: list[str] = []
+    for skill, examples in EXAMPLES.items():
+        for example in examples:
+            labels.append(skill)
+            texts.append(example)
+    return tuple(labels), wordllama, wordllama.embed(texts, norm=True)
+
+
+def nearest(request: str) -> tuple[str, float]:
+    """The skill of the nearest labelled example and its similarity ("", 0.0 without the
+    embedding)."""
+    with _LOCK:
+        loaded = _example_vectors()
+    if loaded is None or not request.strip():
+        return "", 0.0
+    labels, wordllama, vectors = loaded
+    query = wordllama.embed([request], norm=True)[0]
+    scores = vectors @ query
+    best = int(scores.argmax())
+    return labels[best], float(scores[best])
+
+
+def route(request: str) -> Route:
+    text = clean(request)
+    lowered = text.casefold()
+    count = count_in(text)
+    line = one_line(text)
+    for skill, pattern in _RULES:
+        if re.search(pattern, lowered):
+            return Route(skill, count, line, 1.0, "rule")
+    skill, score = nearest(text)
+    if skill and score >= THRESHOLD:
+        return Route(skill, count, line, score, "examples")
+    return Route("", count, line, score, "")

@@ -1,0 +1,333 @@
+"""``TaskFacts`` from a turn's context (the mapping ``agents/context.py`` builds and the turn
+stores), through the policies' own understanding (``agents/policies``): the situation's
+answered values for the task's kind, the goal's own clauses and, for a task of no known kind,
+every date, amount, person and place its texts state. Pure Python, no Django.
+
+The task's title and goal count as stated: a value they give is known, never asked for.
+A date read from a weekday or a relative phrase ("Friday", "next week") is an assumption.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import date
+from typing import Any
+
+from agents.policies import parse_dates, parse_money
+from agents.policies.adapter import request_and_chat, requester_facts, situation_from_context
+from agents.policies.base import Situation, SlotSpec
+from agents.policies.detect_names import find_known_places, find_people
+from agents.policies.style import preferences
+from agents.policies.templates import TaskTemplate, load_templates
+from agents.skills.facts import MONTHS, OpenValue, TaskFacts, Value
+
+# The first keywords of a kind name it plainly; the rest only support a guess (as the policy's
+# ``guess_template``, but over every kind: the skills use the kinds the policy does not guess).
+HEAD_KEYWORDS = 3
+
+
+def guess_kind(text: str) -> TaskTemplate | None:
+    lowered = text.casefold()
+    best: tuple[int, str] | None = None
+    for template in load_templates().values():
+        hit = [k for k in template.keywords if re.search(rf"(?<!\w){re.escape(k)}(?!\w)", lowered)]
+        head = any(k in hit for k in template.keywords[:HEAD_KEYWORDS])
+        if not (head or len(hit) >= 2):
+            continue
+        score = len(hit) + (1 if head else 0) + (1 if template.guess else 0)
+        if best is None or score > best[0]:
+            best = (score, template.kind)
+    return None if best is None else load_templates()[best[1]]
+
+
+def kind_for(context: Mapping[str, Any]) -> TaskTemplate | None:
+    task = context.get("task") or {}
+    kind = str(task.get("template") or "")
+    if kind in load_templates():
+        return load_templates()[kind]
+    return guess_kind(" ".join(str(task.get(k) or "") for k in ("title", "goal")))
+
+
+# --- dates: stated or assumed --------------------------------------------------------------
+
+_MONTH_WORDS = "|".join(m[:3] for m in MONTHS)
+
+
+def _absolute(raw: str, texts: str) -> bool:
+    """Whether the texts write this date out (a month name with its day, or the digits), not
+    only as a weekday or a relative phrase."""
+    m = re.fullmatch(r"(\d{4})-(\d{2})(?:-(\d{2}))?", raw)
+    if m is None:
+        return True
+    month = MONTHS[int(m[2]) - 1][:3]
+    if m[3] is None:
+        return bool(re.search(rf"(?i)\b{month}", texts)) or bool(re.search(rf"\b{m[1]}\b", texts))
+    day = str(int(m[3]))
+    patterns = [
+        rf"(?i)\b{day}(?:st|nd|rd|th)?\s+(?:of\s+)?{month}",
+        rf"(?i)\b{month}[a-z]*\.?\s+{day}(?:st|nd|rd|th)?\b",
+        rf"\b{m[1]}-{m[2]}-{m[3]}\b",
+        rf"\b0?{day}[/.]0?{int(m[2])}\b",
+        rf"\b0?{int(m[2])}[/.]0?{day}\b",
+    ]
+    return any(re.search(p, texts) for p in patterns)
+
+
+def _evidence(raw: str, texts: Sequence[str], today: date) -> str:
+    for text in texts:
+        for found in parse_dates.find_dates(text, today=today):
+            if found.value == raw:
+                return " ".join(found.text.split())
+    return ""
+
+
+# --- the goal's own parts (the generic kind) ------------------------------------------------
+
+_LEAD_VERB = re.compile(
+    r"(?i)^\s*(?:(?:we|i)\s+(?:need|want|have)\s+to\s+|(?:we|i)\s+need\s+|please\s+|let'?s\s+)?"
+    r"(?:get|set\s+up|sort\s+out|organi[sz]e|arrange|prepare|plan|buy|order|roll\s+out|"
+    r"introduce|provide|deliver|create|make|write|draft|build|find|book|choose|pick|put\s+"
+    r"together|run|hold|launch|start|finish|fix|update|replace|move|hire|recruit|install|"
+    r"review|set|do)\b\s*"
+)
+_DEADLINE_TAIL = re.compile(
+    r"(?i)\s*,?\s*\b(?:by|before|until|no later than|due(?:\s+by)?|ahead of)\s+(?P<when>[^,;]+)$"
+)
+_SPLIT = re.compile(
+    r"\s*(?:;|,(?!\d)|\band\s+(?:also\s+)?|\bplus\b|\bas well as\b)\s*", re.IGNORECASE
+)
+_ARTICLE = re.compile(r"(?i)^(?:a|an|the|some|our|my)\s+")
+MAX_PARTS = 6
+
+
+def goal_parts(goal: str, *, today: date) -> tuple[str, ...]:
+    """The goal's own clauses: "new laptops for the support team, a shared calendar and a short
+    training by June" gives ("New laptops for the support team", "Shared calendar", "Short
+    training"); the deadline at its end is left to the values."""
+    first = re.split(r"(?<=[.!?])\s+|\n", goal.strip())[0].strip().rstrip(".!?")
+    if not first:
+        return ()
+    tail = _DEADLINE_TAIL.search(first)
+    if tail is not None and parse_dates.find_dates(tail["when"], today=today):
+        first = first[: tail.start()]
+    stripped = _LEAD_VERB.sub("", first, count=1)
+    parts = []
+    for index, piece in enumerate(_SPLIT.split(stripped)):
+        piece = _ARTICLE.sub("", piece.strip(" -\u2013:.")).strip()
+        if len(piece) < 3 or not re.search(r"[^\W\d_]{3}", piece):
+            continue
+        if index == 0 and stripped == first and len(piece) > 1 and not piece[1].isupper():
+            piece = piece[0].lower() + piece[1:]  # the sentence's capital, not a name's
+        parts.append(piece)
+    return tuple(dict.fromkeys(parts))[:MAX_PARTS]
+
+
+# --- values a free-form task states ---------------------------------------------------------
+
+_PEOPLE_SPEC = SlotSpec(name="people", type="person", cues=("with", "for", "and", "by", "from"))
+_BY = re.compile(r"(?i)\b(?:by|before|until|due|deadline)\W+(?:\w+\W+){0,2}$")
+
+
+def _free_values(texts: Sequence[tuple[str, str]], today: date) -> list[Value]:
+    out: list[Value] = []
+    seen: set[tuple[str, str]] = set()
+
+    def add(value: Value) -> None:
+        if (value.type, value.raw) not in seen:
+            seen.add((value.type, value.raw))
+            out.append(value)
+
+    for source, text in texts:
+        for found in parse_dates.find_dates(text, today=today):
+            before = text[max(0, found.start - 24) : found.start]
+            by = _BY.search(before) or re.match(r"(?i)(?:by|before|until|due)\b", found.text)
+            label = "deadline" if by else "date"
+            add(Value(label, found.value, "date", source, evidence=" ".join(found.text.split())))
+        for found in parse_money.find_money(text):
+            add(Value("budget", found.value, "money", source))
+        for found in find_people(text, _PEOPLE_SPEC):
+            if found.text != "@" and found.value[:1].isupper():
+                add(Value("people", found.value, "person", source))
+        for found in find_known_places(text):
+            add(Value("place", found.value, "place", source))
+    return out
+
+
+# --- all together ---------------------------------------------------------------------------
+
+_SOURCE = {"request": "request", "chat": "chat", "document": "document", "memory": "memory"}
+
+
+def facts_from_situation(
+    situation: Situation,
+    *,
+    title: str,
+    goal: str,
+    today: date,
+    request: str = "",
+    document: str = "",
+    chat: Sequence[str] = (),
+    kind: TaskTemplate | None = None,
+    prefs: Mapping[str, str] | None = None,
+) -> TaskFacts:
+    """``TaskFacts`` from a policy ``Situation`` and the texts it was read from."""
+    texts = [("request", title), ("request", goal), ("request", request)]
+    texts += [("chat", m) for m in chat] + [("document", document)]
+    stated = "\n".join(t for _, t in texts if t)
+    unsure = {c.slot for c in situation.conflicts} | {a.slot for a in situation.ambiguities}
+    readings: dict[str, tuple[str, ...]] = {
+        c.slot: tuple(dict.fromkeys(str(value) for _, value in c.values))
+        for c in situation.conflicts
+    }
+    for ambiguity in situation.ambiguities:
+        readings.setdefault(ambiguity.slot, tuple(ambiguity.readings))
+    known: list[Value] = []
+    still_open: list[OpenValue] = []
+    for state in situation.slots:
+        spec = state.spec
+        if state.answered and state.name not in unsure and state.value:
+            raw = str(state.value)
+            assumed = spec.type == "date" and not _absolute(raw, stated)
+            evidence = _evidence(raw, [t for _, t in texts], today) if assumed else ""
+            known.append(
+                Value(
+                    spec.display,
+                    raw,
+                    spec.type,
+                    _SOURCE.get(str(state.source), "request"),
+                    slot=spec.name,
+                    assumed=assumed,
+                    evidence=evidence,
+                    unit=spec.units[0] if spec.units else "",
+                )
+            )
+        elif kind is not None:
+            still_open.append(
+                OpenValue(
+                    slot=spec.name,
+                    label=spec.display,
+                    question=spec.question or f"What is the {spec.display}?",
+                    choices=spec.choices,
+                    weight=spec.weight,
+                    required=spec.required or state.name in unsure,
+                    readings=readings.get(state.name, ()),
+                )
+            )
+    if kind is None:
+        known = _free_values(texts, today)
+        for value in known:
+            if value.type == "date" and not _absolute(value.raw, stated):
+                known[known.index(value)] = Value(
+                    value.label,
+                    value.raw,
+                    value.type,
+                    value.source,
+                    assumed=True,
+                    evidence=value.evidence,
+                )
+    people: list[str] = []
+    for value in known:
+        if value.type == "person":
+            people += [p.strip() for p in value.raw.split(",") if p.strip()]
+    still_open.sort(key=lambda o: -o.blocks)
+    return TaskFacts(
+        title=title.strip(),
+        goal=goal.strip(),
+        today=today,
+        request=request,
+        document=document,
+        kind=kind,
+        known=tuple(known),
+        open=tuple(still_open),
+        parts=goal_parts(goal or title, today=today),
+        people=tuple(dict.fromkeys(people)),
+        prefs=dict(prefs or {}),
+        stated=stated,
+    )
+
+
+_MENTION = re.compile(r"(?<!\w)@[\w.-]+[,:]?\s*")
+
+
+def without_mentions(context: Mapping[str, Any]) -> dict[str, Any]:
+    """The context with the @mentions taken out of the request and the chat: "@Assistant draft
+    it" names who is asked, not who organises the work."""
+    out = dict(context)
+    out["request"] = _MENTION.sub("", str(context.get("request") or "")).strip()
+    out["messages"] = [
+        {**m, "body": _MENTION.sub("", str(m.get("body") or "")).strip()}
+        for m in context.get("messages", ())
+    ]
+    return out
+
+
+_WEEKDAY_OR_RELATIVE = re.compile(
+    r"(?i)\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next week)\b"
+)
+
+
+def assumed_dates(facts: TaskFacts) -> TaskFacts:
+    """A required date nobody gave, when the title, goal or request names a weekday ("Friday's
+    meeting"): that day, as an assumption, said as one."""
+    if facts.kind is None:
+        return facts
+    for item in facts.open:
+        spec = facts.kind.slot(item.slot)
+        if spec is None or spec.type != "date" or not item.required or item.readings:
+            continue
+        for text in (facts.title, facts.goal, facts.request):
+            m = _WEEKDAY_OR_RELATIVE.search(text)
+            found = parse_dates.find_dates(m[0], today=facts.today) if m else []
+            if m and found:
+                value = Value(
+                    spec.display,
+                    found[0].value,
+                    "date",
+                    "request",
+                    slot=spec.name,
+                    assumed=True,
+                    evidence=m[0],
+                )
+                return replace(
+                    facts,
+                    known=(*facts.known, value),
+                    open=tuple(o for o in facts.open if o is not item),
+                )
+        break
+    return facts
+
+
+def facts_from_context(
+    context: Mapping[str, Any], *, prefs: Mapping[str, str] | None = None
+) -> TaskFacts:
+    """``TaskFacts`` for a turn's context: its kind (the task's template, else one its title and
+    goal name), read by the policies' situation; ``prefs`` (else the requester's preference
+    facts in the context)."""
+    context = without_mentions(context)
+    kind = kind_for(context)
+    situation = situation_from_context(context, template_kind=kind.kind if kind else None)
+    task = context.get("task") or {}
+    request, chat, later = request_and_chat(context)
+    try:
+        today = date.fromisoformat(str(context.get("request_date") or ""))
+    except ValueError:
+        today = date.today()
+    if prefs is None:
+        prefs = preferences(requester_facts(context, kind))
+    agent = str(context.get("agent") or "").casefold()
+    facts = facts_from_situation(
+        situation,
+        title=str(task.get("title") or ""),
+        goal=str(task.get("goal") or ""),
+        today=today,
+        request=request,
+        document=str(context.get("document") or ""),
+        chat=[*chat, *later],
+        kind=kind,
+        prefs=prefs,
+    )
+    if agent:
+        facts = replace(facts, known=tuple(v for v in facts.known if v.raw.casefold() != agent))
+    return assumed_dates(facts)
