@@ -14,12 +14,14 @@ from agents.engine.context import messages_for_log, prompt_messages
 from agents.engine.decide import Decision
 from agents.engine.gather import TurnInput
 from agents.engine.producers import Produced
+from agents.engine.producers.skills import SKILL_TRIGGERS
 from agents.engine.stream import Streamer
 from agents.models import ModelCall
 from agents.models.records import TurnContext
 from agents.policies.style import prompt_hints, restyle_actions
 from agents.policies.understand import Understanding, grounding
 from agents.schemas import DecisionOut
+from agents.skills.produce import checked_actions, skill_actions
 
 
 def policy_hint(inp: TurnInput, understanding: Understanding, decision: Decision) -> str | None:
@@ -95,8 +97,13 @@ class ModelProducer:
             )
             raise
         measure(call, streamer, started, profile)
+        proposed = [a.model_dump() for a in answer.actions]
+        if profile.is_embedded and turn.trigger in SKILL_TRIGGERS:
+            # issue 27: the small model's free text is shown only when it names the task's
+            # facts and invents none; otherwise the skills' answer (what the agent can do) stands
+            proposed = checked_actions(proposed, skill_actions(dict(inp.context)))
         actions = restyle_actions(
-            [a.model_dump() for a in answer.actions],
+            proposed,
             dict(understanding.preferences),
             assumption=decision.assumption,
         )
