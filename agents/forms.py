@@ -28,6 +28,23 @@ POLICY_WORDS: dict[str, str] = {
 }
 
 
+# The same in a few words, for an agent's card ("Sage: ... · never asks").
+POLICY_PHRASES: dict[str, str] = {
+    "ask_when_blocked": "asks when blocked",
+    "never": "never asks",
+    "ask_once": "asks once when something is missing",
+    "llm_judge": "asks when its model finds the request unclear",
+    "intent_sampling": "asks where readings of the request disagree",
+    "value_of_information": "asks when a wrong guess would cost more",
+    "bandit": "learns when to ask from feedback",
+}
+
+
+def policy_phrase(name: str) -> str:
+    """How an agent with the clarification policy ``name`` asks, in a few words."""
+    return POLICY_PHRASES.get(name, f"asks by the {name.replace('_', ' ')} policy")
+
+
 def _default_policy() -> str:
     return policies.DEFAULT_POLICY  # read at call time: asking may change it
 
@@ -232,6 +249,9 @@ class ModelProfileForm(forms.ModelForm):
             "model": "As the provider names it, e.g. gpt-4.1-mini, claude-sonnet-4-5, llama3.2.",
             "api_key_env": "The NAME of the environment variable that holds the key, e.g. "
             "OPENAI_API_KEY (the key never goes into the database). Local servers need none.",
+            "price_in_per_1k": "What the provider charges, in your budget's currency; 0 for a "
+            "free or local model. Usage and budgets count cost from these two prices.",
+            "price_out_per_1k": "Output tokens usually cost more than input tokens.",
         }
 
     def clean_base_url(self) -> str:

@@ -272,14 +272,27 @@ def _require_staff(request: AuthedRequest) -> None:
         raise PermissionDenied("Only site administrators manage models.")
 
 
+def _agents_words(chosen: int, by_default: int) -> str:
+    """The Models page's Agents column: agents that chose the model, and those that use it as
+    the site's default (every agent without a model of its own)."""
+    if not chosen and not by_default:
+        return "none"
+    if not by_default:
+        return str(chosen)
+    if not chosen:
+        return f"{by_default}, all by default"
+    return f"{chosen + by_default}, {by_default} of them by default"
+
+
 def _models_context(form: ModelProfileForm, **extra: Any) -> dict[str, Any]:
     default = profiles.site_default()
+    by_default = Agent.objects.filter(model_profile__isnull=True).count()
     rows = [
         {
             "profile": p,
             "words": profiles.describe(p),
             "key_set": bool(p.api_key_env and env_str(p.api_key_env)),
-            "agents": p.agent_count,
+            "agents": _agents_words(p.agent_count, by_default if p.is_default else 0),
         }
         for p in ModelProfile.objects.annotate(agent_count=Count("agents")).order_by("name")
     ]
@@ -287,6 +300,7 @@ def _models_context(form: ModelProfileForm, **extra: Any) -> dict[str, Any]:
         "rows": rows,
         "default": default,
         "builtin": llm.embedded_profile(),
+        "builtin_agents": _agents_words(0, 0 if default else by_default),
         "form": form,
         **extra,
     }

@@ -402,6 +402,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    # A refused request (403) is one line (user, path, reason), not a traceback.
+    "filters": {"one_line_refusals": {"()": "collab.core.log_filters.OneLineRefusals"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO") or "INFO"},
     "loggers": {
@@ -409,5 +411,6 @@ LOGGING = {
         "axes": {"level": "WARNING"},
         # The MCP SDK logs every stateless request's session start and end at INFO.
         "mcp": {"level": "WARNING"},
+        "django.request": {"filters": ["one_line_refusals"]},
     },
 }

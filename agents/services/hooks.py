@@ -29,11 +29,12 @@ def message_posted(*, message: Message, membership: Membership) -> HookReport:
     # Turns first: on commit they are enqueued before the message is published (a worker can
     # start meanwhile), then memory's explicit commands and its debounced reflection.
     turn_services.handle_human_message(message=message)
-    notices = [
-        memory.message_posted(message=message, membership=membership),
-        turn_services.unknown_mention_notice(message=message),
-    ]
-    return HookReport(memory_notice=" ".join(notice for notice in notices if notice))
+    remembered = memory.message_posted(message=message, membership=membership)
+    notices = [remembered, turn_services.unknown_mention_notice(message=message)]
+    return HookReport(
+        memory_notice=" ".join(notice for notice in notices if notice),
+        about_memory=bool(remembered),
+    )
 
 
 def document_edited(*, latest_updates: Mapping[int, int]) -> None:

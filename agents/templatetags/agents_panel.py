@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from agents import selectors
+from agents import forms, selectors
 from agents.llm import embedded
 from agents.selectors import FeedbackWidget
 
@@ -22,21 +22,35 @@ def agents_panel(context: template.Context) -> dict[str, Any]:
 
 @register.filter
 def diff_lines(diff: str) -> list[tuple[str, str]]:
-    """Lines of a unified diff with a CSS class: added, removed, hunk or context."""
-    lines = []
+    """The lines of a unified diff as a person reads them: ``(kind, text)`` with kind added,
+    removed or context and the text without its ``+``/``-``/space marker. Hunk headers
+    (``@@ -4 +4,3 @@``) are dropped; a ``gap`` (text "") stands between two hunks, where lines
+    that did not change are left out."""
+    lines: list[tuple[str, str]] = []
     for line in diff.splitlines():
         if line.startswith(("+++", "---")):
             continue
         if line.startswith("@@"):
-            kind = "hunk"
-        elif line.startswith("+"):
-            kind = "added"
-        elif line.startswith("-"):
-            kind = "removed"
-        else:
-            kind = "context"
-        lines.append((kind, line))
+            if lines:
+                lines.append(("gap", ""))
+            continue
+        if line.startswith("\\"):  # "\ No newline at end of file"
+            continue
+        kind = {"+": "added", "-": "removed"}.get(line[:1], "context")
+        lines.append((kind, line[1:] if line[:1] in "+- " else line))
     return lines
+
+
+@register.filter
+def policy_phrase(name: str) -> str:
+    """``never`` -> "never asks": an agent's clarification policy on its card."""
+    return forms.policy_phrase(name)
+
+
+@register.filter
+def text_lines(text: str) -> list[str]:
+    """``text`` as its lines, without the blank lines it starts or ends with."""
+    return (text or "").strip("\n").split("\n")
 
 
 @register.simple_tag

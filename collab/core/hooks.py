@@ -83,6 +83,9 @@ class HookReport:
     # A sentence for the person who posted the message, and for nobody else (e.g. what a
     # "remember that ..." command did). Empty: nothing to say.
     memory_notice: str = ""
+    # The notice says what changed in the author's memory: it links to their Memory page
+    # (other notices, such as an @name that is nobody, have nothing there to show).
+    about_memory: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,11 +95,13 @@ class PostedMessage:
 
     message: Message
     memory_notice: str = ""
+    about_memory: bool = False
 
     @classmethod
     def from_reports(cls, message: Message, reports: list[HookReport]) -> PostedMessage:
         notices = [report.memory_notice for report in reports if report.memory_notice]
-        return cls(message=message, memory_notice=" ".join(notices))
+        about_memory = any(report.about_memory for report in reports)
+        return cls(message=message, memory_notice=" ".join(notices), about_memory=about_memory)
 
 
 class TaskTemplateLike(Protocol):

@@ -18,6 +18,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from django.template.loader import render_to_string
 
+from collab.core.hooks import PostedMessage
 from collab.realtime import access
 from collab.realtime.groups import member_group, task_group
 from collab.tasks import services as task_services
@@ -230,7 +231,7 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
             )
             return
         try:
-            notice = await database_sync_to_async(self._post)(frame["body"])
+            posted = await database_sync_to_async(self._post)(frame["body"])
         except ValidationError as exc:
             await self._send_error("invalid", " ".join(exc.messages))
         except PermissionDenied as exc:
@@ -238,20 +239,18 @@ class TaskChatConsumer(AsyncWebsocketConsumer):
         except Http404:
             await self._close(CloseCode.FORBIDDEN, "no longer a member")
         else:
-            if notice:  # what a remember/forget command did: to this socket only
-                await self._send_notice(notice)
+            if posted.memory_notice:  # what a remember/forget command did: to this socket only
+                await self._send_notice(posted.memory_notice, about_memory=posted.about_memory)
 
-    def _post(self, body: str) -> str:
+    def _post(self, body: str) -> PostedMessage:
         # Re-read membership: a role change or removal applies to open sockets too.
         access = get_task_access(self.scope["user"], self.access.task.pk)
-        posted = task_services.post_message(
-            membership=access.membership, task=access.task, body=body
-        )
-        return posted.memory_notice
+        return task_services.post_message(membership=access.membership, task=access.task, body=body)
 
-    async def _send_notice(self, text: str) -> None:
+    async def _send_notice(self, text: str, *, about_memory: bool) -> None:
         event = {"type": "memory.notice", "text": text}
-        await self._answer(event, "tasks/_chat_notice.html", {"notice": text})
+        context = {"notice": text, "about_memory": about_memory}
+        await self._answer(event, "tasks/_chat_notice.html", context)
 
     async def _send_error(self, code: str, detail: str) -> None:
         event = {"type": "error", "code": code, "detail": detail}

@@ -150,6 +150,7 @@ def post_message(request: AuthedRequest, task_id: int) -> HttpResponse:
                         "form": MessageForm(),
                         "can_edit": True,
                         "notice": notice,
+                        "about_memory": posted.about_memory,
                     },
                 )
             if notice:

@@ -6,7 +6,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const colour = form.querySelector("input[name=colour]");
     if (!preview) continue;
     const update = () => {
-      if (name) for (const el of preview.querySelectorAll("[data-preview=name]")) el.textContent = name.value || "Assistant";
+      if (name) for (const el of preview.querySelectorAll("[data-preview=name]")) el.textContent = name.value.trim() || el.dataset.unnamed || "";
       if (colour) preview.style.setProperty("--agent-colour", colour.value);
     };
     name?.addEventListener("input", update);

@@ -7,7 +7,7 @@
 // scrolling; local times; Enter to send. See docs/protocol.md for the close codes.
 //
 // A final close (4403: no longer a member, ...) ends the socket for good: nothing reconnects
-// it. Any other close may hide one: the server refuses the handshake of someone who lost
+// it, and when it means the access ended the page locks itself (task_page.js). Any other close may hide one: the server refuses the handshake of someone who lost
 // access (the browser sees 1006, like a dropped network), and a close frame can be lost. So
 // after every other close the page asks for itself: a task page that answers 404 or 403 means
 // the access ended, and the pane says "no longer a member" instead of reconnecting for ever.
@@ -25,6 +25,9 @@
   var HTMX_RETRIES = [1006, 1011, 1012, 1013];
   // Ours: refused or no longer a member (4403, 4404), a bad frame (4400, 4413). Final.
   var FINAL = { 4400: "disconnected", 4403: "no longer a member", 4404: "no access", 4413: "disconnected" };
+  // Of those, the ones that mean this person's access to the task ended: the page locks
+  // itself (static/collab/task_page.js listens for "collab:accessEnded").
+  var ACCESS_ENDED = [4403, 4404];
 
   var opened = false;
   var retries = 0;
@@ -135,7 +138,7 @@
     return el && el["htmx-internal-data"] && el["htmx-internal-data"].webSocket;
   }
 
-  function end(label) {
+  function end(label, accessEnded) {
     ended = true;
     show("closed", label);
     var socket = wrapper();
@@ -143,6 +146,7 @@
       socket.init = function () {};
       if (socket.socket && socket.socket.readyState <= 1) socket.socket.close();
     }
+    if (accessEnded) document.dispatchEvent(new CustomEvent("collab:accessEnded"));
   }
 
   // After a close that is not final: is this page still ours? (404 or 403: the access ended.)
@@ -152,7 +156,7 @@
     fetch(window.location.pathname, { credentials: "same-origin", headers: { Accept: "text/html" } })
       .then(function (response) {
         if (!ended && (response.status === 404 || response.status === 403)) {
-          end(FINAL[4403]);
+          end(FINAL[4403], true);
         }
       })
       .catch(function () {});
@@ -190,7 +194,7 @@
     var closed = event.detail.event.target;
     if (current && current.socket && closed && closed !== current.socket) return;
     if (FINAL[code]) {
-      end(FINAL[code]);
+      end(FINAL[code], ACCESS_ENDED.indexOf(code) >= 0);
       return;
     }
     if (!document.body.contains(elt)) return;

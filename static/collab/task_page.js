@@ -5,11 +5,19 @@
 // the page for the new role and swaps in what depends on it: the status control, the chat
 // form and the agents pane (Ask, Stop, Accept, Answer, Undo); it switches the document editor
 // to editable or read-only and says what changed, in the chat's status line.
+//
+// When the access ends with the page open (removed from the workspace, signed out, the account
+// deactivated), the chat socket closes with 4403 and chat.js says "collab:accessEnded": the
+// page locks itself (nothing typed here would reach anyone), says why, keeps what the person
+// typed for them to copy, and offers the way back to their workspaces.
+//
+// It also shows decided suggestions as one line each until "Show decided" is pressed.
 (function () {
   "use strict";
 
   var SWAPPED = [".status-box", "#chat-form", "#agents-panel"];
   var current = null;
+  var locked = false; // the access ended: nothing is swapped in any more
 
   function roleEl() {
     return document.getElementById("task-role");
@@ -65,6 +73,7 @@
   function refresh(canEdit) {
     readPage()
       .then(function (fresh) {
+        if (locked) return;
         var box = document.querySelector("#chat-form textarea");
         var draft = box ? box.value : "";
         swapIn(fresh, SWAPPED);
@@ -84,6 +93,7 @@
         var errors = document.getElementById("chat-errors");
         if (errors && canEdit) errors.replaceChildren();
         setEditor(canEdit, fresh);
+        syncDecidedToggle();
         say(canEdit
           ? "You can now edit this task: the document, the chat and the agents are yours to use."
           : "You are now a viewer of this task: you can read along but not edit or post.");
@@ -115,6 +125,7 @@
     var seen = received;
     readPage()
       .then(function (fresh) {
+        if (locked) return;
         if (received !== seen && attempt < 3) return catchUp(attempt + 1);
         swapIn(fresh, CAUGHT_UP, typingIn);
         document.dispatchEvent(new CustomEvent("collab:caughtUp"));
@@ -152,13 +163,172 @@
     };
   }
 
+  // --- The access ended with the page open ----------------------------------------------
+
+  var BUTTONS_KEPT = "[data-toggle-decided], [data-mode]"; // reading, not acting
+
+  // Buttons and choices stop working; boxes with text become read-only (still there to copy).
+  function freeze(root) {
+    if (!root) return;
+    root.querySelectorAll("button, input, select, textarea").forEach(function (el) {
+      if (el.matches(BUTTONS_KEPT)) return;
+      if (el.tagName === "TEXTAREA" || (el.tagName === "INPUT" && el.type === "text")) {
+        el.readOnly = true;
+      } else {
+        el.disabled = true;
+      }
+    });
+  }
+
+  // The chat form gives way to a line that says so, with the unsent message in a box to copy.
+  function closeChatForm() {
+    var form = document.getElementById("chat-form");
+    if (!form || form.querySelector("[data-testid=unsent-draft]")) {
+      freeze(form);
+      return;
+    }
+    var box = form.querySelector("textarea");
+    var draft = box ? box.value : "";
+    var closed = document.createElement("div");
+    closed.id = "chat-form";
+    closed.className = "chat-form chat-closed";
+    var line = document.createElement("p");
+    line.className = "muted";
+    line.textContent = "You can no longer post in this chat.";
+    closed.append(line);
+    if (draft.trim()) {
+      line.textContent = "You can no longer post in this chat. Your message was not sent; here it is to copy:";
+      var kept = document.createElement("textarea");
+      kept.readOnly = true;
+      kept.rows = 3;
+      kept.value = draft;
+      kept.dataset.testid = "unsent-draft";
+      kept.setAttribute("aria-label", "Your message, not sent");
+      closed.append(kept);
+    }
+    form.replaceWith(closed);
+  }
+
+  function lockEditor() {
+    var root = document.querySelector("[data-collab-editor]");
+    var editor = root && root.collabEditor;
+    if (!editor) return;
+    if (editor.provider) editor.provider.disconnect(); // no reconnecting to a refused socket
+    if (editor.setReadOnly) editor.setReadOnly(true);
+    if (editor.setStatus) editor.setStatus("closed", "your access ended");
+    root.dataset.locked = "true";
+  }
+
+  function link(href, text) {
+    var a = document.createElement("a");
+    a.href = href;
+    a.textContent = text;
+    return a;
+  }
+
+  // The banner above the panes. ``why`` is what the server says now (see explain()).
+  function banner(why) {
+    var chat = document.getElementById("chat");
+    var data = chat ? chat.dataset : {};
+    var box = document.querySelector("[data-testid=access-ended]");
+    if (!box) {
+      box = document.createElement("div");
+      box.className = "notice access-ended";
+      box.setAttribute("role", "alert");
+      box.dataset.testid = "access-ended";
+      var grid = document.querySelector(".task-grid");
+      if (grid) grid.before(box);
+      else document.body.prepend(box);
+    }
+    var head = document.createElement("p");
+    var strong = document.createElement("strong");
+    strong.textContent = "You no longer have access to this task.";
+    head.append(strong, " ");
+    if (why === "signed-out") {
+      head.append("You were signed out (this session ended, or the account was switched off).");
+    } else if (why === "removed") {
+      head.append("You are no longer a member of its workspace.");
+    }
+    var kept = document.createElement("p");
+    kept.textContent = "Nothing you type here is saved or sent any more. What you typed is still on " +
+      "this page for you to copy: the document as your page has it, and your unsent message.";
+    var ways = document.createElement("p");
+    if (why === "signed-out") {
+      ways.append(link(data.loginUrl || "/", "Log in again"), " · ");
+    }
+    ways.append(link(data.workspacesUrl || "/", "Back to your workspaces"));
+    box.replaceChildren(head, kept, ways);
+  }
+
+  // Why: the task page answers 404 (removed, or left) or sends to the login page (signed out,
+  // the account deactivated).
+  function explain() {
+    var chat = document.getElementById("chat");
+    var login = (chat && chat.dataset.loginUrl || "/accounts/login/").split("?")[0];
+    fetch(window.location.pathname, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (response) {
+        var url = new URL(response.url, window.location.href);
+        if (response.redirected && url.pathname === login) {
+          banner("signed-out");
+          var badge = document.getElementById("chat-connection");
+          if (badge) badge.textContent = "signed out";
+        } else if (response.status === 404 || response.status === 403) {
+          banner("removed");
+        }
+      })
+      .catch(function () {}); // offline: the banner says what is known
+  }
+
+  function lock() {
+    if (locked) return;
+    locked = true;
+    lockEditor();
+    closeChatForm();
+    freeze(document.querySelector(".status-box"));
+    freeze(document.getElementById("agents-panel"));
+    say("Your access to this task ended: this page is no longer live.");
+    banner(null);
+    explain();
+    document.body.dataset.accessEnded = "true";
+  }
+
+  document.addEventListener("collab:accessEnded", lock);
+
+  // --- Decided suggestions: one line each, all of them shown with "Show decided" ----------
+
+  function syncDecidedToggle() {
+    var pane = document.getElementById("agents");
+    if (!pane) return;
+    var shown = pane.classList.contains("show-decided");
+    var count = pane.querySelectorAll("#agent-suggestions .suggestion-card.is-decided").length;
+    pane.querySelectorAll("[data-toggle-decided]").forEach(function (button) {
+      button.setAttribute("aria-pressed", String(shown));
+      button.textContent = (shown ? "Hide decided" : "Show decided") + " (" + count + ")";
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("[data-toggle-decided]");
+    if (!button) return;
+    var pane = document.getElementById("agents");
+    if (pane) pane.classList.toggle("show-decided");
+    syncDecidedToggle();
+  });
+  document.addEventListener("htmx:oobAfterSwap", syncDecidedToggle);
+  document.addEventListener("collab:caughtUp", syncDecidedToggle);
+
   // (an out-of-band swap replaces #task-role itself: read it again after any)
   document.addEventListener("htmx:oobAfterSwap", check);
   document.addEventListener("htmx:wsAfterMessage", check);
 
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", check);
-  } else {
+  function start() {
     check();
+    syncDecidedToggle();
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
   }
 })();

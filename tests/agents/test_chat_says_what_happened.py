@@ -7,6 +7,8 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
 
 from agents.models import Agent, Trigger
 from agents.services import turns as turn_services
@@ -54,3 +56,35 @@ def test_mentions_of_agents_and_people_get_no_notice(
     )
 
     assert posted.memory_notice == ""
+
+
+def _notice_after_posting(client: Client, task: Task, body: str) -> str:
+    """The chat notice of the answer to the chat form (htmx), as its author sees it."""
+    response = client.post(
+        reverse("tasks:post_message", args=[task.pk]), {"body": body}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    return html[html.index('id="chat-notice"') :]
+
+
+def test_a_notice_about_a_mention_of_nobody_has_no_memory_link(
+    task: Task, bob: User, as_user: Callable[[User], Client], make_agent: Callable[..., Agent]
+) -> None:
+    """#32.9: every chat notice ended with a "Memory" link, this one too."""
+    make_agent("Mira")
+
+    notice = _notice_after_posting(as_user(bob), task, "@Nobody help")
+
+    assert "Nobody here is called @Nobody" in notice
+    assert reverse("memory:page") not in notice
+    assert ">Memory</a>" not in notice
+
+
+def test_a_notice_about_what_was_remembered_links_to_the_memory_page(
+    task: Task, bob: User, as_user: Callable[[User], Client]
+) -> None:
+    notice = _notice_after_posting(as_user(bob), task, "remember that I prefer bullet points")
+
+    assert "Remembered for you" in notice
+    assert f'<a href="{reverse("memory:page")}">Memory</a>' in notice

@@ -239,13 +239,48 @@ class Watch:
             del self.expected[-len(parts) :]
 
 
+# Words broken across two lines inside a table cell ("Assista / nt", "0.000 / 000"): each run of
+# Latin letters and digits (with the dots, commas, colons and apostrophes inside a number or a
+# word) must sit on one line. A line may still break at a space, a hyphen or a slash.
+BROKEN_WORDS_JS = """
+() => {
+  const problems = [];
+  const word = /[A-Za-z0-9\u00c0-\u024f]+(?:[.,:'\u2019_][A-Za-z0-9\u00c0-\u024f]+)*/g;
+  for (const cell of document.querySelectorAll('td, th')) {
+    if (!cell.getClientRects().length) continue;
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const match of node.data.matchAll(word)) {
+        if (match[0].length < 2) continue;
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0)
+          .map((r) => Math.round(r.top)));
+        if (tops.size > 1) {
+          const where = cell.closest('table');
+          const id = where && where.id ? '#' + where.id : 'a table';
+          problems.push(`"${match[0]}" is broken over ${tops.size} lines in ${id}`);
+          if (problems.length > 12) return problems;
+        }
+      }
+    }
+  }
+  return problems;
+}
+"""
+
+
 def no_overflow(page: Page, name: str) -> list[str]:
+    """What sticks out at each of WIDTHS: the page scrolling sideways, an element wider than
+    its container, a word broken inside a table cell."""
     found = []
     original = page.viewport_size
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         page.wait_for_timeout(150)
         found += [f"{name} at {width} px: {problem}" for problem in page.evaluate(OVERFLOW_JS)]
+        found += [f"{name} at {width} px: {problem}" for problem in page.evaluate(BROKEN_WORDS_JS)]
     if original:
         page.set_viewport_size(original)
     return found

@@ -166,3 +166,40 @@ def test_leaving_a_workspace_asks_first_and_a_dismissed_question_changes_nothing
     expect(bob.get_by_text("You left Acme.")).to_be_visible()
     expect(bob.get_by_role("link", name="Acme")).to_have_count(0)
     assert watch.problems == [], "\n".join(watch.problems)
+
+
+def test_removing_a_member_asks_first_and_a_dismissed_question_changes_nothing(
+    new_context: Callable[[], BrowserContext],
+) -> None:
+    """#32.6: Remove asked nothing; one click took bob out of the workspace."""
+    watch = Watch("alice")
+    alice = watch.attach(new_context().new_page())
+    bob = new_context().new_page()
+    sign_up(alice, "alice")
+    create_workspace(alice, "Acme")
+    link = create_invitation_link(alice)
+    sign_up(bob, "bob")
+    join(bob, link, "Acme")
+    alice.reload()
+    remove = alice.locator("tr[data-member=bob]").get_by_role("button", name="Remove")
+
+    asked: list[str] = []
+
+    def dismiss(dialog: Dialog) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    alice.on("dialog", dismiss)
+    remove.click()
+    alice.wait_for_timeout(500)  # a form sent without asking would be on its way by now
+    assert len(asked) == 1, asked
+    assert asked[0].startswith("Remove bob from Acme?"), asked
+    alice.reload()
+    expect(alice.locator("tr[data-member=bob]")).to_be_visible()  # still a member
+    alice.remove_listener("dialog", dismiss)
+
+    # accepted, bob is removed
+    alice.once("dialog", lambda dialog: dialog.accept())
+    remove.click()
+    expect(alice.locator("tr[data-member=bob]")).to_have_count(0)
+    assert watch.problems == [], "\n".join(watch.problems)

@@ -2,14 +2,17 @@
 
 alice owns "Acme" and invites bob (editor) and carol (viewer) by link; they co-edit the task
 document with non-ASCII text and chat; alice asks three agents answering with fake models: one
-suggests (she accepts it after editing it), one edits the document directly (with every page
-open; she undoes it), one asks (she answers). alice then demotes bob with his page open (it turns
-read-only at once, keeping the message he was writing) and an admin reviews the turns.
+suggests (she accepts it after editing it; its card reads as text, no diff syntax, and folds to
+one line once decided), one edits the document directly (with every page open; she undoes it),
+one asks (she answers). alice then demotes bob with his page open (it turns read-only at once,
+keeping the message he was writing), removes him (his page locks, says why and keeps his
+draft), and an admin reviews the turns.
 
 Every page of the journey has a listener that fails the test on any console error, page error
 or failed request (the few answers that are the point of a step, such as bob's refused post,
 are declared where they happen), and the task page, the review pages and the agent pages are
-checked at 1,400 and 390 px: no element wider than its container, no sideways scrolling.
+checked at 1,400 and 390 px: no element wider than its container, no sideways scrolling, no word
+broken inside a table cell (#32).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import re
 from collections.abc import Callable
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from tests.browser.flows import (
     PASSWORD,
@@ -44,6 +47,18 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 def document_text(page: Page) -> str:
     script = "document.querySelector('[data-collab-editor]').collabEditor.ytext.toString()"
     return str(page.evaluate(script))
+
+
+DIFF_MARKERS = re.compile(r"^(@@|\+|\\ No newline)", re.MULTILINE)
+
+
+def assert_reads_as_text(diff: Locator, *, added: str) -> None:
+    """A change shown as a person reads it: no hunk headers or +/- markers, and the added
+    line whole and highlighted."""
+    text = diff.inner_text()
+    assert not DIFF_MARKERS.search(text), text
+    lines = [ins.inner_text() for ins in diff.locator("ins").all()]
+    assert added in lines, lines
 
 
 def person(new_context: Callable[[], BrowserContext], watch: Watch) -> Page:
@@ -130,7 +145,8 @@ def test_two_people_and_a_viewer_work_with_agents_and_an_admin_reviews(
     alice.get_by_test_id("ask-Sage").click()
     card = alice.get_by_test_id("suggestion").first
     expect(card).to_contain_text("Agreed next step")
-    expect(card.locator(".diff span")).to_have_count(4)  # hunk, context, and two added lines
+    # read as a person reads it: whole lines, the added ones highlighted, no diff syntax
+    assert_reads_as_text(card.get_by_test_id("suggestion-diff"), added="- [ ] Agreed next step")
     card.get_by_text("Edit, then accept").click()
     box = card.get_by_label("Edited text")
     assert box.input_value() == "\n- [ ] Agreed next step"  # its leading newline kept
@@ -140,8 +156,16 @@ def test_two_people_and_a_viewer_work_with_agents_and_an_admin_reviews(
         expect(page.locator(".cm-content")).to_contain_text("Agreed next step (Ana)")
         # on a line of its own
         assert "日本\n\n- [ ] Agreed next step (Ana)" in document_text(page)
-    expect(bob.get_by_test_id("suggestion").first).to_contain_text("Edited, then accepted")
-    expect(bob.get_by_test_id("applied-text").first).to_contain_text("Agreed next step (Ana)")
+    decided = bob.get_by_test_id("suggestion").first
+    expect(decided).to_contain_text("Edited, then accepted by alice")
+    # decided: one line with its outcome, the rest behind "Show decided"
+    expect(decided.get_by_test_id("suggestion-diff")).to_be_hidden()
+    bob.get_by_role("button", name="Show decided (1)").click()
+    applied = bob.get_by_test_id("applied-text").first
+    expect(applied).to_be_visible()
+    assert applied.inner_text() == "- [ ] Agreed next step (Ana)"  # no empty first line
+    bob.get_by_role("button", name="Hide decided (1)").click()
+    expect(applied).to_be_hidden()
 
     # --- Eddie edits the document directly while every page is open -----------------------
     alice.get_by_test_id("ask-Eddie").click()
@@ -209,6 +233,19 @@ def test_two_people_and_a_viewer_work_with_agents_and_an_admin_reviews(
     alice.get_by_label("Task status").select_option(value="in_progress")
     expect(carol.locator("#task-status")).to_have_text("In progress")
 
+    # --- alice removes bob with his page open: it locks, says why, keeps his draft ---------
+    with watches["bob"].allowing("404"):  # his page asks whether it is still his: it is not
+        members.once("dialog", lambda dialog: dialog.accept())
+        members.locator("tr[data-member=bob]").get_by_role("button", name="Remove").click()
+        expect(members.locator("tr[data-member=bob]")).to_have_count(0)
+        ended = bob.get_by_test_id("access-ended")
+        expect(ended).to_contain_text("You no longer have access to this task")
+        expect(ended).to_contain_text("no longer a member of its workspace")
+    expect(bob.get_by_test_id("unsent-draft")).to_have_value("Can I still write?")
+    expect(bob.locator(".cm-content")).to_have_attribute("contenteditable", "false")
+    expect(bob.locator(".cm-content")).to_contain_text("café ☕ 日本")  # still there to copy
+    expect(ended.get_by_role("link", name="Back to your workspaces")).to_be_visible()
+
     # --- an admin reviews ----------------------------------------------------------------
     admin_shell(
         "from django.contrib.auth.models import User\n"
@@ -224,6 +261,16 @@ def test_two_people_and_a_viewer_work_with_agents_and_an_admin_reviews(
         expect(root.get_by_test_id("not-found")).to_contain_text("Review")
     root.goto("/review/")
     overflow += no_overflow(root, "the review home")
+    root.locator("#review-workspaces").get_by_role("link", name="Review").first.click()
+    expect(root.locator("#task-metrics")).to_contain_text("Plan the offsite")
+    overflow += no_overflow(root, "the workspace's review")
+    root.goto("/evaluation/")
+    overflow += no_overflow(root, "the evaluation page")
+    root.goto("/audit/")
+    expect(root.locator("#audit-events tbody tr").first).to_be_visible()
+    overflow += no_overflow(root, "the audit log")
+    root.goto("/models/")
+    overflow += no_overflow(root, "the models page")
     root.goto("/review/traces/")
     expect(root.locator("#traces")).to_contain_text("Quinn")
     overflow += no_overflow(root, "the traces page")

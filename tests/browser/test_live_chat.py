@@ -127,6 +127,7 @@ def test_removed_member_sees_their_chat_disconnected_at_once(
 
     alice.get_by_role("link", name="Acme").click()
     alice.get_by_role("link", name="Members").click()
+    alice.once("dialog", lambda dialog: dialog.accept())  # "Remove bob from Acme? ..."
     alice.locator("tr[data-member='bob']").get_by_role("button", name="Remove").click()
 
     expect(bob.locator("#chat-connection")).to_have_text("no longer a member")

@@ -51,3 +51,16 @@ def test_usage_with_a_real_cost_charts_cost(
 
     assert response.context["chart"].metric == "cost"
     assert 'data-testid="all-free"' not in response.content.decode()
+
+
+def test_the_all_free_notice_points_to_the_models_page_where_prices_are_set(
+    as_user: Any, staff: User, agent: Agent, task: Task
+) -> None:
+    """#32.8: it said prices are set in the admin; they are on the Models page."""
+    make_call(make_turn(agent, task), cost="0", tokens_in=700, tokens_out=40)
+
+    page = as_user(staff).get("/review/usage/").content.decode()
+
+    notice = page[page.index('data-testid="all-free"') :].split("</p>", 1)[0]
+    assert "admin" not in notice
+    assert '<a href="/models/">Models page</a>' in notice

@@ -281,6 +281,29 @@ def test_an_owner_revokes_an_invitation(as_user, workspace, alice):
     assert new.invitation.state == "revoked"
 
 
+def test_join_on_an_invitation_page_opened_before_it_was_revoked_says_so_once(
+    as_user, workspace, alice, mallory
+):
+    """#32.1: the error and the page's own sentence both said the link was revoked, and
+    nothing led back."""
+    new = create_invitation(actor=membership_of(workspace, alice), role=Role.EDITOR)
+    url = reverse("workspaces:invitation", args=[new.token])
+    client = as_user(mallory)
+    assert b"Join workspace" in client.get(url).content  # the page mallory has open
+    as_user(alice).post(
+        reverse("workspaces:revoke_invitation", args=[workspace.pk, new.invitation.pk])
+    )
+
+    response = client.post(url)
+
+    text = response.content.decode()
+    assert response.status_code == 400
+    assert text.count("revoked") == 1, text
+    assert "This invitation is revoked, so you did not join Acme." in text
+    assert f'href="{reverse("workspaces:list")}">Back to your workspaces' in text
+    assert not Membership.objects.filter(workspace=workspace, user=mallory).exists()
+
+
 def test_owner_sets_the_workspace_instructions_and_the_audit_log_records_it(
     as_user, workspace, alice
 ):
