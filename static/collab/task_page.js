@@ -314,7 +314,9 @@
     if (pane) pane.classList.toggle("show-decided");
     syncDecidedToggle();
   });
+  // (a card decided elsewhere arrives over the chat socket, swapped in out of band)
   document.addEventListener("htmx:oobAfterSwap", syncDecidedToggle);
+  document.addEventListener("htmx:wsAfterMessage", syncDecidedToggle);
   document.addEventListener("collab:caughtUp", syncDecidedToggle);
 
   // (an out-of-band swap replaces #task-role itself: read it again after any)
