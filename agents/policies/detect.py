@@ -399,8 +399,9 @@ def detect(text: str, specs: Sequence[SlotSpec], *, today: date) -> dict[str, De
     def open_specs(slot_type: str) -> list[SlotSpec]:
         return [s for s in specs if s.type == slot_type and s.name not in found]
 
-    found.update(_assign(text, open_specs("date"), find_dates(text, today=today)))
-    found.update(_assign(text, open_specs("money"), find_money(text)))
+    dates, amounts = find_dates(text, today=today), find_money(text)  # each read once
+    found.update(_assign(text, open_specs("date"), dates))
+    found.update(_assign(text, open_specs("money"), amounts))
     for spec in open_specs("number"):
         quantities = find_quantities(text, spec.units)
         if not quantities and spec.aliases:
@@ -412,7 +413,7 @@ def detect(text: str, specs: Sequence[SlotSpec], *, today: date) -> dict[str, De
             ]
         if quantities:
             found[spec.name] = quantities[0]
-    spans = [*found.values(), *find_dates(text, today=today), *find_money(text)]
+    spans = [*found.values(), *dates, *amounts]
     found.update(find_counts_by_meaning(text, open_specs("number"), spans))
     for spec in open_specs("choice"):
         mentions = find_choices(original, spec)
