@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+from collections.abc import Sequence
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -114,7 +115,7 @@ _VECTORS: dict[str, Any] = {}
 _MAX_CACHED = 20_000
 
 
-def similarities(texts: list[str], targets: list[str]) -> Any | None:
+def similarities(texts: Sequence[str], targets: Sequence[str]) -> Any | None:
     """texts x targets cosine similarities (a numpy array) with the shipped model: the
     reader's sense of meaning (agents/policies/meaning.py installs this); None when the
     shipped model cannot be used (the reader then goes by words alone)."""
