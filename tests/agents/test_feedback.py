@@ -626,4 +626,5 @@ def test_a_direct_edit_reaches_pages_as_a_notice_with_feedback_buttons(
     assert event["action_id"] == edit.pk
     assert 'hx-swap-oob="afterbegin:#agent-edits"' in event["html"]
     assert f'id="feedback-edit-{edit.pk}"' in event["html"]
-    assert "+ &lt;Kyoto&gt;" in event["html"]
+    # the added line as a person reads it (no diff marker), its text escaped
+    assert "<del>Lyon</del><ins>&lt;Kyoto&gt;</ins>" in event["html"]

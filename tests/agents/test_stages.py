@@ -130,5 +130,6 @@ def test_the_model_producer_takes_every_turn_no_other_producer_accepts(
 
     runner.run_turn(turn_id=turn.pk)
 
-    assert producers.registered() == ("scripted", "model")
+    # the installed producers (skills first) and the test's, with the model producer last
+    assert producers.registered()[-2:] == ("scripted", "model")
     assert ModelCall.objects.filter(turn=turn, purpose="decide").exists()

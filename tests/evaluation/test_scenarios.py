@@ -26,7 +26,11 @@ def test_default_set_covers_the_templates_clear_requests_and_memory_sessions() -
     scenarios = load_scenarios("default")
     episodes = scenarios.episodes
     assert len(episodes) >= 60
-    assert set(Counter(e.task.template for e in episodes)) == set(template_kinds())
+    # The five kinds this set was written for; the kinds added for the skills (issue 27) are
+    # covered by tests/agents/skills, not by this set.
+    written_for = {"travel_plan", "related_work", "meeting_brief", "blog_post", "lesson_plan"}
+    assert set(Counter(e.task.template for e in episodes)) == written_for
+    assert written_for <= set(template_kinds())
     clear = sum(not e.needs_clarification for e in episodes) / len(episodes)
     assert 0.35 <= clear <= 0.45
     sessions = Counter(e.user for e in episodes)

@@ -17,7 +17,22 @@ from tests.factories import membership_of
 
 pytestmark = pytest.mark.django_db
 
-SHIPPED = {"travel_plan", "related_work", "meeting_brief", "blog_post", "lesson_plan"}
+SHIPPED = {
+    "travel_plan",
+    "related_work",
+    "meeting_brief",
+    "blog_post",
+    "lesson_plan",
+    # added with the skills (issue 27)
+    "announcement",
+    "event_plan",
+    "job_advert",
+    "newsletter",
+    "project_plan",
+    "proposal",
+    "report",
+    "runbook",
+}
 
 
 def test_the_create_form_offers_free_form_and_every_shipped_template(as_user, workspace, bob):
