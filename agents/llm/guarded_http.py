@@ -103,11 +103,21 @@ class AsyncGuardedTransport(httpx.AsyncHTTPTransport):
         self._pool._network_backend = backend
 
 
+# No kept-alive connections: each request connects anew, so every connection is checked, and
+# a chat model's client (langchain-openai never closes it) leaves no open socket behind when
+# it is dropped. A connection costs little beside a model call.
+NO_KEEPALIVE = httpx.Limits(max_keepalive_connections=0)
+
+
 def guarded_client(*, timeout: float | None) -> httpx.Client:
-    return httpx.Client(transport=GuardedTransport(), timeout=timeout, follow_redirects=True)
+    return httpx.Client(
+        transport=GuardedTransport(limits=NO_KEEPALIVE), timeout=timeout, follow_redirects=True
+    )
 
 
 def guarded_async_client(*, timeout: float | None) -> httpx.AsyncClient:
     return httpx.AsyncClient(
-        transport=AsyncGuardedTransport(), timeout=timeout, follow_redirects=True
+        transport=AsyncGuardedTransport(limits=NO_KEEPALIVE),
+        timeout=timeout,
+        follow_redirects=True,
     )
