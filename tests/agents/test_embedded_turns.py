@@ -85,7 +85,8 @@ def test_twenty_varied_requests_each_end_in_one_valid_applied_action(
         assert re.search(r"[.!?]$", body), (request, body)  # a whole sentence
         assert loop_start(body) is None, (request, body)
         assert not is_copy(body, PLAN), (request, body)
-        assert not re.search(r"[\x00-\x1f]", body), (request, body)
+        # no raw control character (a line break is markdown: a skill's list has them)
+        assert not re.search(r"[\x00-\x09\x0b-\x1f]", body), (request, body)
         if action.kind == "ask":
             assert body.endswith("?"), (request, body)
         if "could not do this well" in body:
