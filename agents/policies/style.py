@@ -191,7 +191,7 @@ def restyle_lists(text: str, style: str) -> str:
     return "\n".join(out)
 
 
-_MONTHS = (
+MONTH_NAMES = (
     "January",
     "February",
     "March",
@@ -205,18 +205,18 @@ _MONTHS = (
     "November",
     "December",
 )
-_MONTH_INDEX = {m.casefold(): i + 1 for i, m in enumerate(_MONTHS)}
+_MONTH_INDEX = {m.casefold(): i + 1 for i, m in enumerate(MONTH_NAMES)}
 _ISO = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
-_DMY = re.compile(rf"\b(\d{{1,2}})\s+({'|'.join(_MONTHS)})\s+(\d{{4}})\b")
-_MDY = re.compile(rf"\b({'|'.join(_MONTHS)})\s+(\d{{1,2}}),\s+(\d{{4}})\b")
+_DMY = re.compile(rf"\b(\d{{1,2}})\s+({'|'.join(MONTH_NAMES)})\s+(\d{{4}})\b")
+_MDY = re.compile(rf"\b({'|'.join(MONTH_NAMES)})\s+(\d{{1,2}}),\s+(\d{{4}})\b")
 
 
 def _format_date(day: date, style: str) -> str:
     if style == "iso":
         return day.isoformat()
     if style == "day_month_year":
-        return f"{day.day} {_MONTHS[day.month - 1]} {day.year}"
-    return f"{_MONTHS[day.month - 1]} {day.day}, {day.year}"
+        return f"{day.day} {MONTH_NAMES[day.month - 1]} {day.year}"
+    return f"{MONTH_NAMES[day.month - 1]} {day.day}, {day.year}"
 
 
 def reformat_dates(text: str, style: str) -> str:

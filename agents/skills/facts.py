@@ -13,22 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 
+from agents.policies.style import MONTH_NAMES
 from agents.policies.templates import TaskTemplate
 
-MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
+# The month names the style pass writes dates with: one list for both.
+MONTHS = MONTH_NAMES
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
