@@ -76,6 +76,15 @@ def first_document_correctness(results: Sequence[EpisodeResult]) -> float | None
     return ratio(sum(r.first_correct for r in results), len(results))
 
 
+def first_time_right(results: Sequence[EpisodeResult]) -> float | None:
+    """The headline: share of episodes whose first document was correct (as
+    ``first_document_correctness``) AND cost the person no needless question before it
+    (``EpisodeResult.needless_question``: asked where no blocker was, under "just go ahead", or
+    about no blocker). First-document correctness alone is met by asking about everything
+    first: the answers make the first document right, whatever the questions cost."""
+    return ratio(sum(r.first_time_right for r in results), len(results))
+
+
 def corrections_per_episode(results: Sequence[EpisodeResult]) -> float | None:
     """Wrong values and missing content the person pointed out, per episode."""
     return _mean(r.corrections for r in results)
@@ -256,6 +265,7 @@ def leakage(results: Sequence[EpisodeResult]) -> int:
 
 # The figures that get a confidence interval: name -> the metric over a list of episodes.
 INTERVAL_METRICS: dict[str, Callable[[Sequence[EpisodeResult]], float | None]] = {
+    "first_time_right": first_time_right,
     "first_document_correctness": first_document_correctness,
     "corrections_per_episode": corrections_per_episode,
     "blocker_f1": blocker_f1,
@@ -333,6 +343,8 @@ def summarise(
     first_checks = [ok for r in results for ok in r.first_attempt.values()]
     summary: dict[str, Any] = {
         "episodes": len(results),
+        "first_time_right": first_time_right(results),
+        "needless_questions": ratio(sum(r.needless_question for r in results), len(results)),
         "first_document_correctness": first_document_correctness(results),
         "first_values_right": ratio(sum(r.first_values_right for r in results), len(results)),
         "first_preferences_right": ratio(
@@ -387,7 +399,8 @@ def summarise(
 
 # The metrics a report puts in its main table, with how to read them.
 MAIN_METRICS: tuple[tuple[str, str, bool], ...] = (
-    ("first_document_correctness", "first document correct", True),
+    ("first_time_right", "first time right (no needless question)", True),
+    ("first_document_correctness", "first document correct (any questions)", True),
     ("corrections_per_episode", "corrections / episode", False),
     ("task_success", "success after corrections (secondary)", True),
     ("ask_mcc", "ask MCC", True),

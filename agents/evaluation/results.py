@@ -98,6 +98,19 @@ class EpisodeResult:
         return any(slot in self.blockers for slot in self.asked_before_first)
 
     @property
+    def needless_question(self) -> bool:
+        """A question before the first document that was not due: the episode had no blocker,
+        its person had said "just go ahead", or no question targeted a blocker (a false
+        positive of the blocker-targeted confusion, ``metrics.blocker_confusion``)."""
+        return self.asked and not (self.should_ask and self.asked_blocker)
+
+    @property
+    def first_time_right(self) -> bool:
+        """The first document needed no correction and cost the person no needless question
+        before it: what asking about everything first cannot buy."""
+        return self.first_correct and not self.needless_question
+
+    @property
     def should_ask(self) -> bool:
         """The episode has a blocker and its person allows questions. Under "just go ahead"
         (an asking limit of 0) the right move is to act on a best guess and state it: asking

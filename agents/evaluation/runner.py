@@ -254,13 +254,6 @@ def play_episode(
                 for p in preferences
                 if p.check is not None
             }
-            result.first_values_right = not person.wrong_slots(output) and not (
-                person.failing_checks(output.document)
-            )
-            result.first_preferences_right = all(result.first_attempt.values()) and (
-                result.asking_limit is None or result.questions_before_first <= result.asking_limit
-            )
-            result.first_correct = result.first_values_right and result.first_preferences_right
             visible = visible_assumptions(record.decision, output.text)
             result.assumptions_visible = len(visible)
             result.assumptions_uncertain = len([a for a in visible if a in uncertain])
@@ -276,6 +269,18 @@ def play_episode(
                 result.wrong_first += 1
                 if slot not in assumed:
                     result.silent_wrong += 1
+            # Values right: every success check passes AND no value the document uses differs
+            # from the person's (a check's pattern can match another line by coincidence:
+            # "Nights: 6" passes a "6 travelers" check while the document says "Travelers: 1").
+            result.first_values_right = (
+                not person.wrong_slots(output)
+                and not person.failing_checks(output.document)
+                and result.wrong_first == 0
+            )
+            result.first_preferences_right = all(result.first_attempt.values()) and (
+                result.asking_limit is None or result.questions_before_first <= result.asking_limit
+            )
+            result.first_correct = result.first_values_right and result.first_preferences_right
         if output.action == "ask":
             result.questions += 1
             if first_document is None:

@@ -113,26 +113,31 @@ class LeakyFilter:
 # "Counter-examples"): (metric, True when higher is better). A counter-example "meets" a figure
 # when its value is defined and at least as good as the default policy's.
 CATCHES: dict[str, tuple[tuple[str, bool], ...]] = {
-    AlwaysAsk.name: (("ask_mcc", True), ("blocker_f1", True), ("over_asking", False)),
+    AlwaysAsk.name: (
+        ("first_time_right", True),
+        ("ask_mcc", True),
+        ("blocker_f1", True),
+        ("over_asking", False),
+    ),
     AskForever.name: (
-        ("first_document_correctness", True),
+        ("first_time_right", True),
         ("ask_mcc", True),
         ("blocker_f1", True),
     ),
     Coin.name: (
-        ("first_document_correctness", True),
+        ("first_time_right", True),
         ("ask_mcc", True),
         ("blocker_f1", True),
         ("silent_wrong_episodes", False),
     ),
     ActAtOnce.name: (
-        ("first_document_correctness", True),
+        ("first_time_right", True),
         ("blocker_f1", True),
         ("silent_wrong_episodes", False),
         ("contradictions_noticed", True),
     ),
     ActNamingAll.name: (
-        ("first_document_correctness", True),
+        ("first_time_right", True),
         ("silent_wrong_episodes", False),
         ("contradictions_noticed", True),
         ("assumption_precision", True),

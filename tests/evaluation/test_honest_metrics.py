@@ -691,3 +691,68 @@ def test_the_leaky_filter_fails_leakage_on_the_set_without_chat() -> None:
     figures = {s["policy"]: s["metrics"] for s in run.summaries()}
     assert figures["trivial:leaky_filter"]["cross_user_leakage"] > 0
     assert figures[DEFAULT_POLICY]["cross_user_leakage"] == 0
+
+
+# --- Issue 25, second round: the first document of a policy that asks about everything ------
+
+
+def test_asking_about_everything_first_does_not_buy_a_first_time_right_document() -> None:
+    from agents.evaluation.metrics import first_time_right
+    from agents.evaluation.trivial import AlwaysAsk
+
+    # given Zoë's trip made clear (the budget in the request) and her TL;DR wish in memory
+    data = tiny()
+    data["users"][0]["preferences"][0]["remembered"] = True  # type: ignore[index]
+    trip = data["episodes"][0]  # type: ignore[index]
+    trip.update(category="clear", blockers=[])
+    trip["request"] = "Plan a trip to Porto for 2 people from 12 June 2027, budget €1,500."
+    trip["slots"]["budget"] = {"value": "€1,500", "in": "request", "evidence": "€1,500"}
+    # when the default acts at once and always-ask asks about everything first
+    default = _play("ask_when_blocked", data, "zoe-trip")
+    always = _play(AlwaysAsk(), data, "zoe-trip")
+    # then both first documents need no correction: that figure cannot tell them apart
+    assert default.first_correct
+    assert always.first_correct
+    # and the headline can: always-ask's question before it was needless
+    assert always.asked
+    assert always.needless_question
+    assert not default.needless_question
+    assert default.first_time_right
+    assert not always.first_time_right
+    assert first_time_right([replace(default, episode="a"), replace(always, episode="b")]) == 0.5
+    # a question is due only where a blocker is asked about and the person allows questions
+    due = {"needs_clarification": True, "blockers": ["budget"], "first_correct": True}
+    assert ep(**due, asked=True, asked_before_first=["budget"]).first_time_right
+    assert not ep(**due, asked=True, asked_before_first=["pace"]).first_time_right
+    assert not ep(**due, asked=True, asked_before_first=["budget"], asking_limit=0).first_time_right
+    assert ep(first_correct=True).first_time_right
+    summary = summarise([default, replace(always, episode="b")])
+    assert summary["first_time_right"] == 0.5
+    assert summary["first_document_correctness"] == 1.0  # kept, as a secondary figure
+    assert summary["intervals"]["first_time_right"]["ci95"] is not None
+
+
+def test_a_check_matched_by_another_line_does_not_make_a_wrong_value_right() -> None:
+    class Stated:
+        name = "stated"
+
+        def decide(self, situation: Situation) -> Decision:
+            return Decision(
+                action="act",
+                policy=self.name,
+                assumptions=(Assumption(slot="budget", value="EUR 900"),),
+                assumption_text="I assumed the budget is EUR 900.",
+            )
+
+    # given Zoë's trip (budget €1,500, hidden) whose notes hold "1,500" for another reason
+    data = tiny()
+    data["episodes"][0]["task"]["document"] = (  # type: ignore[index]
+        "# Trip\n\nKeep the hotel list.\nThe hotel is 1,500 m from the beach.\n"
+    )
+    # when the agent writes a budget of EUR 900
+    result = _play(Stated(), data, "zoe-trip")
+    # then the budget's success check passes on the notes' line, by coincidence
+    assert result.wrong_first == 1
+    # but the first document's values are not right: it uses a wrong budget
+    assert result.first_values_right is False
+    assert result.first_correct is False
