@@ -20,7 +20,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -303,10 +303,12 @@ def play_app_episode(
     result: EpisodeResult,
     oracle: bool,
     log_event: Callable[..., None],
-    held_preferences: Mapping[str, Sequence[Preference]] | None = None,
+    held: Sequence[Preference] | None = None,
 ) -> None:
+    """Play one episode through the app. `held`: the preferences the person holds when it
+    starts (`PreferenceLedger.held`: a closing remark only once it was said); None: their own
+    for the session."""
     user = scenarios.users[episode.user]
-    held = held_preferences.get(episode.id) if held_preferences else None
     preferences = scenarios.scored(
         episode, user.preferences_in(episode.session) if held is None else held
     )
@@ -406,8 +408,11 @@ def play_app_episode(
                 reward=row.learned_reward,
             )
         _send(session, task, reply, output)
+        result.restated += list(reply.enforced)
         if reply.ends_episode:
             result.gave_up = reply.kind == "give_up"
+            # the closing remark goes into the chat (`_send`) only when the person is done
+            result.closing_said = reply.kind == "done" and episode.closing is not None
             break
     else:
         result.gave_up = True
@@ -484,7 +489,6 @@ def run_app(
             "oracle mode through the app needs the in-process worker (embedded mode): the "
             "oracle provider is active only inside this process's evaluation run"
         )
-    held = scenarios.in_force()
     with worker(), oracle_run() if oracle else contextlib.nullcontext():
         for policy in config.policies:
             name = policy if isinstance(policy, str) else policy.name
@@ -492,6 +496,9 @@ def run_app(
                 for seed in range(config.seeds):
                     token = uuid.uuid4().hex[:8]
                     sessions: dict[str, AppSession] = {}
+                    # what each person has actually said in this run, as the offline runner
+                    # keeps it: a closing remark holds from the session after it was said
+                    ledger = scenarios.ledger()
                     for episode in episodes:
                         if episode.user not in sessions:
                             sessions[episode.user] = AppSession(
@@ -511,8 +518,11 @@ def run_app(
                             result=result,
                             oracle=oracle,
                             log_event=log_event,
-                            held_preferences=held,
+                            held=ledger.held(episode),
                         )
+                        ledger.restated(episode.user, result.restated)
+                        if result.closing_said:
+                            ledger.closed(episode)
                         out.results.append(result)
                         if progress:
                             progress(1)

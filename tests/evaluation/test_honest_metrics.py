@@ -3,6 +3,7 @@ fail (a figure that cannot fail proves nothing)."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 
 import pytest
@@ -756,3 +757,44 @@ def test_a_check_matched_by_another_line_does_not_make_a_wrong_value_right() -> 
     # but the first document's values are not right: it uses a wrong budget
     assert result.first_values_right is False
     assert result.first_correct is False
+
+
+def test_the_app_engine_scores_a_closing_remark_only_after_it_was_said(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import contextlib
+
+    from agents.evaluation import app_engine
+    from agents.evaluation.runner import RunConfig
+
+    # given Zoë's trip, ending with "numbered lists from now on" only if she says done, and
+    # her trip again in session 2 (shipped templates only, as the app engine plays)
+    data = tiny()
+    again = copy.deepcopy(data["episodes"][0])  # type: ignore[index]
+    again.update(id="zoe-trip-2", session=2, date="2027-03-12", weekday="Friday")
+    data["episodes"] = [data["episodes"][0], again]  # type: ignore[index]
+    scenarios = parse_scenarios(data)
+    held: dict[str, list[str]] = {}
+
+    def fake_play(*, episode, result, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        prefs = kwargs.get("held")
+        if prefs is None:  # the engine before: the set as written, per episode id
+            prefs = (kwargs.get("held_preferences") or {}).get(episode.id, ())
+        held[episode.id] = [p.id for p in prefs]
+        result.gave_up = not said
+        result.closing_said = said and episode.closing is not None
+
+    monkeypatch.setattr(app_engine, "play_app_episode", fake_play)
+    monkeypatch.setattr(app_engine, "AppSession", lambda **kwargs: object())
+    monkeypatch.setattr(app_engine, "worker", contextlib.nullcontext)
+    config = RunConfig(policies=["ask_when_blocked"], mode="real", memory=(True,))
+    # when she gives up on the first trip, the remark is never said
+    said = False
+    app_engine.run_app(scenarios, config)
+    # then her next session is not scored on it
+    assert "zoe-numbered" not in held["zoe-trip-2"]
+    # and when she ends it with "done", it holds from her next session
+    said = True
+    app_engine.run_app(scenarios, config)
+    assert "zoe-numbered" in held["zoe-trip-2"]
+    assert "zoe-numbered" not in held["zoe-trip"]
