@@ -373,9 +373,19 @@ def play_app_episode(
                     or not same_value(template, slot, used, episode.slots[slot], scenarios.today)
                 ):
                     result.silent_wrong += 1
+            # as offline (runner.play_episode): values right only when no value used is wrong
+            result.first_values_right = (
+                not person.wrong_slots(output)
+                and not person.failing_checks(output.document)
+                and result.wrong_first == 0
+            )
+            result.first_preferences_right = all(result.first_attempt.values())
+            result.first_correct = result.first_values_right and result.first_preferences_right
         if output.action == "ask":
             result.questions += 1
             result.asked = result.asked or first is None
+            if first is None:
+                result.questions_before_first += 1
         if output.action == "suggest":
             result.suggestions += 1
         reply = person.respond(output)

@@ -54,6 +54,8 @@ def test_oracle_run_through_the_app_asks_on_vague_requests_and_remembers_enforce
     assert len(run.results) == 4
     assert by_id["ana-s1-travel_plan"].asked is False
     assert by_id["ana-s1-travel_plan"].success is True
+    assert by_id["ana-s1-travel_plan"].first_values_right is True  # the first document's values
+    assert by_id["ben-s1-travel_plan"].questions_before_first >= 1
     assert by_id["ben-s1-travel_plan"].asked is True
     assert "budget" in by_id["ben-s1-travel_plan"].asked_before_first
     assert Question.objects.filter(status=Question.Status.ANSWERED).exists()
