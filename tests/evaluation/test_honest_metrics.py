@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -722,7 +723,11 @@ def test_asking_about_everything_first_does_not_buy_a_first_time_right_document(
     assert not always.first_time_right
     assert first_time_right([replace(default, episode="a"), replace(always, episode="b")]) == 0.5
     # a question is due only where a blocker is asked about and the person allows questions
-    due = {"needs_clarification": True, "blockers": ["budget"], "first_correct": True}
+    due: dict[str, Any] = {
+        "needs_clarification": True,
+        "blockers": ["budget"],
+        "first_correct": True,
+    }
     assert ep(**due, asked=True, asked_before_first=["budget"]).first_time_right
     assert not ep(**due, asked=True, asked_before_first=["pace"]).first_time_right
     assert not ep(**due, asked=True, asked_before_first=["budget"], asking_limit=0).first_time_right
