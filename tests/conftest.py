@@ -3,8 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from asgiref.sync import SyncToAsync
 from channels.layers import channel_layers
 from django.contrib.auth.models import User
+from django.db import connections
 from django.test import Client
 
 from collab.tasks.models import Task
@@ -52,6 +54,23 @@ def _fresh_channel_layer() -> Iterator[None]:
     """
     yield
     channel_layers.backends.clear()
+
+
+@pytest.fixture(autouse=True)
+def _close_async_tests_connections() -> Iterator[None]:
+    """After each test, the database connection of asgiref's sync thread is closed.
+
+    An async test's ``sync_to_async`` calls (``database_sync_to_async`` too) run on one thread
+    that outlives the test, and Django's connections are per thread: the connection that thread
+    opened stays open after the test ends. On PostgreSQL the last one left open keeps the test
+    database in use, and dropping it at the end of the run fails ("database test_test is being
+    accessed by other users", seen after tests/realtime/test_chat_consumer.py in file order).
+    The close runs on that thread itself, the only one that may close its connections.
+    """
+    yield
+    executor = SyncToAsync.single_thread_executor
+    if getattr(executor, "_threads", None):
+        executor.submit(connections.close_all).result()
 
 
 @pytest.fixture
