@@ -23,6 +23,27 @@ from collab.tasks.models import Task
 from tests.realtime.yclient import YClient, token_headers
 
 
+async def bounded(step: Awaitable[Any], seconds: float) -> bool:
+    """Run a teardown step for at most ``seconds``; True when it finished in time.
+
+    Not ``asyncio.wait_for``: on a timeout it cancels the step and then *waits for the step to
+    end*, and a consumer cancelled inside a channels-redis receive can take that cancellation
+    late or swallow it, so a teardown bounded by ``wait_for`` has still hung (production mode,
+    two workers, CI). Here a step that does not finish in time is cancelled and left: it dies
+    with the test's loop, and the next test gets a fresh channel layer (tests/conftest.py).
+    A step's own timeout counts as not finished; any other error is raised.
+    """
+    task = asyncio.ensure_future(step)
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if not done:
+        task.cancel()
+        return False
+    with contextlib.suppress(TimeoutError):
+        task.result()
+        return True
+    return False
+
+
 @pytest.fixture
 def application() -> Any:
     """The WebSocket side of collab.asgi (the HTTP side needs collected static files)."""
@@ -42,10 +63,8 @@ async def rooms(transactional_db: None) -> AsyncIterator[Any]:
     # Bounded, like open_socket's teardown: in production mode, a teardown has waited for ever
     # here (120 s, then pytest-timeout) after a test whose room leave failed; the relay's and
     # the watcher's receives from Redis are what such a close waits on.
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(manager.close(), TEARDOWN_SECONDS)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(access.get_watcher().close(), TEARDOWN_SECONDS)  # see open_socket
+    await bounded(manager.close(), TEARDOWN_SECONDS)
+    await bounded(access.get_watcher().close(), TEARDOWN_SECONDS)  # see open_socket
     # The database thread of channels keeps its connection (CONN_MAX_AGE); close it so the test
     # database can be dropped.
     await database_sync_to_async(connections.close_all)()
@@ -150,12 +169,10 @@ async def open_socket() -> AsyncIterator[OpenSocket]:
     # pending dies with the loop, and the next test gets a fresh channel layer (tests/conftest.py).
     for socket in sockets:
         if not socket.future.done():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(socket.disconnect(), TEARDOWN_SECONDS)
+            await bounded(socket.disconnect(), TEARDOWN_SECONDS)
     # This loop's access watcher stops its listener: left waiting in a receive, it would keep
     # channels-redis's receive lock bound to this loop.
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(access.get_watcher().close(), TEARDOWN_SECONDS)
+    await bounded(access.get_watcher().close(), TEARDOWN_SECONDS)
     # No layer.flush() here: with channels-redis it closes the pools of every event loop,
     # including the broadcast publisher's loop in another thread, which fails ("attached to a
     # different loop"). channels-redis closes this loop's pool itself when pytest closes the loop.
