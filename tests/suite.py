@@ -64,9 +64,6 @@ SERIAL: tuple[str, ...] = (
     "tests/evaluation/test_app_engine_worker.py",
     "tests/memory/test_sessions_worker.py",
     "tests/realtime/test_chat_across_processes.py",
-    # The rooms fixture's teardown waited out pytest-timeout here once on two workers in
-    # production mode (CI, 2026-12-04); it always passed alone: serial until that is understood.
-    "tests/realtime/test_access_changes.py",
 )
 
 # What a mode-independent test may not use: the database, the settings, a client, a server.

@@ -9,7 +9,6 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
@@ -377,13 +376,6 @@ async def test_removed_member_is_closed_with_4403_even_when_leaving_the_groups_f
     assert "could not leave the groups" in caplog.text
 
 
-@pytest.mark.skipif(
-    bool(settings.REDIS_URL),
-    reason="quarantined in production mode: its teardown has hung in a full random-order run "
-    "(cancelling a consumer inside a channels-redis receive in a test's loop; test isolation, not "
-    "the product: a server has one loop); the embedded run checks the behaviour, and "
-    "the two tests above check on Redis that the removed member's socket closes at once",
-)
 async def test_removed_member_receives_no_more_messages(
     open_socket: OpenSocket, alice: User, bob: User, workspace: Workspace, task: Task
 ) -> None:
