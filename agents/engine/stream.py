@@ -6,6 +6,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -17,6 +18,8 @@ from agents import llm
 from agents.engine.lease import lease_expiry, out_of_time_message, seconds_left
 from agents.models import Turn, TurnStatus
 from agents.outbox import events, presence
+from agents.policies.memory_facts import MemoryFact
+from agents.policies.private_memory import without_private
 from agents.schemas import streamed_text
 
 # Threads that run model calls while the job's thread owns the database (reused across turns;
@@ -43,8 +46,19 @@ class Streamer:
     row once the turn is no longer running).
     """
 
-    def __init__(self, turn: Turn, model: Any, messages: list[Any], *, max_tokens: int) -> None:
+    def __init__(
+        self,
+        turn: Turn,
+        model: Any,
+        messages: list[Any],
+        *,
+        max_tokens: int,
+        private: Sequence[MemoryFact] = (),
+    ) -> None:
         self.turn = turn
+        # Unshared memory items no one else may read: a sentence repeating one is never shown,
+        # and while they exist only finished sentences are (``agents.engine.unshared``).
+        self._private = tuple(private)
         # Output budget: the profile's max tokens, with slack for providers that count otherwise.
         self.max_chars = max_tokens * 4 * 2
         self.queue: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -111,10 +125,12 @@ class Streamer:
         except ValueError:
             return None
 
-    def _change(self) -> tuple[dict[str, Any], tuple[str, str] | None]:
+    def _change(self, *, final: bool = False) -> tuple[dict[str, Any], tuple[str, str] | None]:
         """The turn's fields for the text shown so far, and the stream event's (text, delta)
         when it changed since the last batch."""
         shown = streamed_text(self._partial())
+        if self._private:
+            shown, _ = without_private(shown, self._private, complete=final)
         if shown == self._shown:
             return {}, None
         fields: dict[str, Any] = {"stream_text": shown}
@@ -138,7 +154,7 @@ class Streamer:
     def _end(self) -> None:
         """The answer is complete: its last batch is written together with the decision (one
         UPDATE that also notices a Stop), and published when that commits."""
-        self.final_fields, self.final_event = self._change()
+        self.final_fields, self.final_event = self._change(final=True)
 
 
 def await_signal(turn: Turn, future: Future[Any], deadline: float) -> Any | None:

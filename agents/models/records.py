@@ -62,6 +62,9 @@ class TurnContext(_ShownContext, total=False):
     # ``memory_item_ids`` was narrowed to those the reply states.
     grounding: dict[str, Any]
     memory_item_ids_retrieved: list[int]
+    # Sentences left out of what everyone reads because they repeated someone's unshared
+    # memory (``agents.policies.private_memory``): how many, and the items' ids (no text).
+    memory_withheld: dict[str, Any]
 
 
 PolicyAction = Literal["ask", "suggest", "act"]

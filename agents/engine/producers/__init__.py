@@ -46,10 +46,14 @@ class Produced:
     call: ModelCall | None = None  # the model call's log, saved with the decision
     fields: Mapping[str, Any] = field(default_factory=dict)  # turn fields stored with it
     stream: tuple[str, str] | None = None  # the streamed text's last batch, published on commit
+    withheld: int = 0  # sentences left out: they repeated someone's unshared memory (produce)
 
     def summary(self) -> str:
         kinds = [a.kind for a in self.actions.actions]
-        return f"{self.producer or 'policy'}: " + (", ".join(str(k) for k in kinds) or "nothing")
+        said = f"{self.producer or 'policy'}: " + (", ".join(str(k) for k in kinds) or "nothing")
+        if self.withheld:
+            said += f"; {self.withheld} sentences left out (they repeated unshared memory)"
+        return said
 
 
 class Producer(Protocol):

@@ -16,6 +16,7 @@ from agents.engine.gather import TurnInput
 from agents.engine.producers import Produced
 from agents.engine.producers.skills import SKILL_TRIGGERS
 from agents.engine.stream import Streamer
+from agents.engine.unshared import unshared_of
 from agents.models import ModelCall
 from agents.models.records import TurnContext
 from agents.policies.style import prompt_hints, restyle_actions
@@ -82,7 +83,13 @@ class ModelProducer:
         streamer: Streamer | None = None
         try:
             model = llm.build_chat_model(profile)
-            streamer = Streamer(turn, model, messages, max_tokens=profile.max_tokens)
+            streamer = Streamer(
+                turn,
+                model,
+                messages,
+                max_tokens=profile.max_tokens,
+                private=unshared_of(inp, understanding).items(),
+            )
             text = streamer.run()
             call.response = text
             answer = llm.parse_decision(profile, text)
