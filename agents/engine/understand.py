@@ -22,6 +22,11 @@ from agents.engine.stream import await_signal, producers
 from agents.policies.adapter import ParsedRequest
 from agents.policies.understand import Understanding, parse_with
 from agents.policies.understand import understand as understood
+from agents.skills.route import route
+
+# The requests that produce the work itself, so need the task's values (and a request no skill
+# covers, which the policy reads by its words as before).
+WORK_SKILLS = frozenset({"draft", ""})
 
 
 def model_signals(inp: TurnInput, parsed: ParsedRequest) -> dict[str, Any]:
@@ -61,4 +66,8 @@ def understand(inp: TurnInput) -> Understanding:
         options.setdefault("template_kind", inp.template_kind)
     if inp.timed_out:  # nobody answered the agent's question in time
         options["timed_out"] = True
+    if route(parsed.request).skill not in WORK_SKILLS:
+        # A question about the task, a summary, a checklist, risks: answered with what is
+        # known and what is open, never held up by a question first (issue 27).
+        options.setdefault("needs_slots", False)
     return understood(inp.context, parsed, kind=inp.template_kind, options=options)

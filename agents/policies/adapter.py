@@ -338,10 +338,12 @@ def situation_of(
     budget: AskingBudget | None = None,
     timed_out: bool = False,
     changes_in_episode: int = 0,
+    needs_slots: bool | None = None,
 ) -> Situation:
     """The Situation for a parsed request. Without `budget`, the answered cards count as
     questions already asked and the preference is the requester's own "asking" fact (nobody
-    else's "ask me less" changes how this person is treated)."""
+    else's "ask me less" changes how this person is treated). `needs_slots`: whether the
+    request needs the task's values settled (None: read from its words)."""
     facts = list(parsed.facts)
     if budget is None:
         asked = len(context.get("answers", ()))
@@ -367,6 +369,7 @@ def situation_of(
         budget=budget,
         timed_out=timed_out,
         changes_in_episode=changes_in_episode,
+        needs_slots=needs_slots,
         today=parsed.today,
         goal=goal,
         agent_messages=_agent_messages(context),

@@ -29,6 +29,7 @@ from typing import Any
 from agents.skills.answers import (
     CAPABILITIES,
     answer,
+    answer_text,
     capabilities,
     checklist,
     effort,
@@ -37,7 +38,7 @@ from agents.skills.answers import (
 )
 from agents.skills.facts import OpenValue, TaskFacts, Value
 from agents.skills.grounding import grounded, unknown_values
-from agents.skills.route import Route, route
+from agents.skills.route import Route, clean, route
 from agents.skills.understand import facts_from_context, facts_from_situation
 from agents.skills.work import (
     SkillAnswer,
@@ -50,30 +51,37 @@ from agents.skills.work import (
     title,
 )
 
+# Each takes (facts, count, one_line, the request as asked).
 SKILLS: dict[str, Callable[..., SkillAnswer]] = {
-    "draft": lambda f, count, line: draft(f),
-    "open_questions": lambda f, count, line: open_questions(f, count),
-    "decide_first": lambda f, count, line: decide_first(f),
-    "next_step": lambda f, count, line: next_step(f),
-    "summary": lambda f, count, line: summary(f, one_line=line),
-    "title": lambda f, count, line: title(f),
-    "rephrase": lambda f, count, line: rephrase(f),
-    "checklist": lambda f, count, line: checklist(f, count),
-    "risks": lambda f, count, line: risks(f, count),
-    "effort": lambda f, count, line: effort(f),
-    "answer_when": lambda f, count, line: answer(f, "when"),
-    "answer_who": lambda f, count, line: answer(f, "who"),
-    "answer_where": lambda f, count, line: answer(f, "where"),
-    "answer_budget": lambda f, count, line: answer(f, "budget"),
+    "draft": lambda f, count, line, q: draft(f),
+    "open_questions": lambda f, count, line, q: open_questions(f, count),
+    "decide_first": lambda f, count, line, q: decide_first(f),
+    "next_step": lambda f, count, line, q: next_step(f),
+    "summary": lambda f, count, line, q: summary(f, one_line=line),
+    "title": lambda f, count, line, q: title(f),
+    "rephrase": lambda f, count, line, q: rephrase(f),
+    "checklist": lambda f, count, line, q: checklist(f, count),
+    "risks": lambda f, count, line, q: risks(f, count),
+    "effort": lambda f, count, line, q: effort(f),
+    "answer_when": lambda f, count, line, q: answer(f, "when", q),
+    "answer_who": lambda f, count, line, q: answer(f, "who", q),
+    "answer_where": lambda f, count, line, q: answer(f, "where", q),
+    "answer_budget": lambda f, count, line, q: answer(f, "budget", q),
+    "answer_text": lambda f, count, line, q: answer_text(f, q),
 }
 
 
 def run(
-    skill: str, facts: TaskFacts, *, count: int | None = None, one_line: bool = False
+    skill: str,
+    facts: TaskFacts,
+    *,
+    count: int | None = None,
+    one_line: bool = False,
+    request: str = "",
 ) -> SkillAnswer:
     """The named skill's answer (``capabilities`` for a skill nobody knows)."""
     do = SKILLS.get(skill)
-    return capabilities(facts) if do is None else do(facts, count, one_line)
+    return capabilities(facts) if do is None else do(facts, count, one_line, clean(request))
 
 
 def respond(
@@ -88,7 +96,8 @@ def respond(
         # is no purpose): the facts are read without it
         context = without_request(context)
     facts = facts_from_context(context)
-    return asked, run(asked.skill, facts, count=asked.count, one_line=asked.one_line), facts
+    answer = run(asked.skill, facts, count=asked.count, one_line=asked.one_line, request=asked_for)
+    return asked, answer, facts
 
 
 def _request(context: Mapping[str, Any]) -> str:

@@ -9,6 +9,13 @@ from __future__ import annotations
 
 from agents.skills.facts import TaskFacts
 from agents.skills.generic import generic_kind
+from agents.skills.quote import (
+    ANSWERS_AT,
+    content_words,
+    passages,
+    quoted,
+    unanswered_words,
+)
 from agents.skills.work import (
     SkillAnswer,
     _cap,
@@ -160,8 +167,29 @@ _MISSING = {
 }
 
 
-def answer(facts: TaskFacts, about: str) -> SkillAnswer:
-    """ "When is it due?", "who is involved?", "where?", "what's the budget?" from the values."""
+def answer_text(facts: TaskFacts, question: str) -> SkillAnswer:
+    """A question no typed value answers: the lines of the task that say it, quoted."""
+    found = passages(facts, question, at_least=ANSWERS_AT)
+    if not found:  # nothing in the task says it: what the agent can do here, once
+        return capabilities(facts)
+    return SkillAnswer("answer_text", finish(quoted(found), facts.prefs))
+
+
+def _more_in_text(facts: TaskFacts, question: str, said: str) -> str:
+    """The quote of the line that answers what ``said`` (the typed answer) leaves out of the
+    question ("the budget per laptop": the line about laptops), or ""."""
+    if not question:
+        return ""
+    found = passages(facts, question, limit=1)
+    if not found or found[0].text.casefold() in said.casefold():
+        return ""
+    left = unanswered_words(question, said)
+    return quoted(found) if left & content_words(found[0].text) else ""
+
+
+def answer(facts: TaskFacts, about: str, question: str = "") -> SkillAnswer:
+    """ "When is it due?", "who is involved?", "where?", "what's the budget?" from the values,
+    with the line of the task that says what else the question asks about."""
     types = _ASKED.get(about, ())
     values = [v for v in facts.known if v.type in types]
     if about == "who":
@@ -181,7 +209,12 @@ def answer(facts: TaskFacts, about: str) -> SkillAnswer:
             else:
                 lead = "It has" if v.type == "money" else "It is"
                 said.append(f"{lead} {phrase(v, facts)} (from {origin}).")
-        return SkillAnswer(f"answer_{about}", finish(" ".join(said), facts.prefs))
+        text = " ".join(said)
+        more = _more_in_text(facts, question, text)
+        return SkillAnswer(f"answer_{about}", finish(f"{text} {more}".strip(), facts.prefs))
+    found = passages(facts, question) if question else []
+    if found:
+        return SkillAnswer(f"answer_{about}", finish(quoted(found), facts.prefs))
     missing = _MISSING.get(about, "That is not given yet")
     question = ""
     for item in open_items(facts):

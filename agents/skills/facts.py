@@ -69,6 +69,7 @@ class TaskFacts:
     people: tuple[str, ...] = ()  # people the task names (not the chat's authors)
     prefs: Mapping[str, str] = field(default_factory=dict)
     stated: str = ""  # every text the values may come from, for the grounding checks
+    chat: tuple[str, ...] = ()  # the people's chat messages, oldest first (quoted answers)
 
     def value(self, slot: str) -> Value | None:
         return next((v for v in self.known if v.slot == slot), None)

@@ -17,6 +17,7 @@ from typing import Any
 
 from agents.memory.local_embeddings import LocalEmbeddingError, model
 from agents.policies.parse_numbers import digits_for_words
+from agents.skills.quote import is_question
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +168,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     (
         "open_questions",
         r"\b(?:missing|open questions?|still open|questions?\b.*\bask|need from me|gaps?|"
-        r"(?:haven'?t|not yet|still to) (?:been )?decided?|undecided)\b",
+        r"(?:haven'?t|have not|not yet|still to)(?: \w+)? (?:been )?decided?|undecided)\b",
     ),
     ("rephrase", r"\b(?:rephrase|reword|rewrite the goal|put it another way|clearer)\b"),
     ("answer_when", r"^\s*(?:when\b|by when|what(?:'s| is) the (?:deadline|date|due date))"),
@@ -255,4 +256,6 @@ def route(request: str) -> Route:
     skill, score = nearest(text)
     if skill and score >= THRESHOLD:
         return Route(skill, count, line, score, "examples")
+    if is_question(text):  # a question about the task: the task's own words answer it
+        return Route("answer_text", count, line, score, "question")
     return Route("", count, line, score, "")

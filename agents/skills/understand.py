@@ -330,4 +330,12 @@ def facts_from_context(
     )
     if agent:
         facts = replace(facts, known=tuple(v for v in facts.known if v.raw.casefold() != agent))
-    return assumed_dates(facts)
+    # Every human message but the request, for quoted answers (``request_and_chat`` takes the
+    # newest one for the request when the context carries none).
+    asked = str(context.get("request") or "").strip()
+    said = [
+        str(m.get("body") or "")
+        for m in context.get("messages", ())
+        if m.get("kind", "human") == "human" and str(m.get("body") or "").strip() != asked
+    ]
+    return assumed_dates(replace(facts, chat=tuple(said)))

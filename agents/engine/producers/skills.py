@@ -17,7 +17,7 @@ from agents.policies.style import restyle_actions
 from agents.policies.understand import Understanding
 from agents.schemas import DecisionOut
 from agents.skills import route
-from agents.skills.produce import skill_actions
+from agents.skills.produce import quotable, skill_actions
 
 # The turns a person's request started (not an idle document, not a question that timed out).
 SKILL_TRIGGERS = frozenset({Trigger.MENTION, Trigger.MESSAGE, Trigger.ASK, Trigger.ANSWER})
@@ -37,7 +37,10 @@ class SkillsProducer:
     def accepts(self, inp: TurnInput) -> bool:
         if not inp.profile.is_embedded or inp.turn.trigger not in SKILL_TRIGGERS:
             return False
-        return bool(route(_request(inp)).skill)
+        asked = route(_request(inp))
+        if asked.skill == "answer_text":  # a question: only when a line of the task answers it
+            return quotable(inp.context, _request(inp))
+        return bool(asked.skill)
 
     def produce(self, inp: TurnInput, understanding: Understanding, decision: Decision) -> Produced:
         context: dict[str, Any] = dict(inp.context)

@@ -1,0 +1,68 @@
+"""A question about what the task says is answered with the line that says it, quoted with
+where it came from (agents/skills/quote.py); advice and opinions are not answered from it, and
+nothing a line does not say is added."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents import skills
+from agents.skills.produce import quotable
+from agents.skills.quote import is_question
+from tests.agents.skills.tasks import OFFSITE, context
+
+CLEAN_UP = ("Park clean-up", "Clear the riverside path on Saturday morning with volunteers.")
+NOTES = "## Logistics\n- Council lends 30 grabbers\n- The van returns to the depot at 13:15\n"
+
+
+def _respond(request: str, **kwargs: object) -> tuple[skills.Route, skills.SkillAnswer]:
+    asked, answer, _ = skills.respond(context(*CLEAN_UP, request, **kwargs))  # type: ignore[arg-type]
+    return asked, answer
+
+
+def test_a_question_the_document_answers_gets_its_line_quoted() -> None:
+    asked, answer = _respond(
+        "@Assistant what time does the van return to the depot?", document=NOTES
+    )
+    assert asked.skill == "answer_text"
+    assert answer.text == "The document says: “Logistics: The van returns to the depot at 13:15”."
+
+
+def test_a_line_of_the_chat_is_quoted_as_the_chats() -> None:
+    chat = ("tom: the grabbers come in two boxes, pick up from reception",)
+    _, answer = _respond("where do we pick up the grabbers?", chat=chat, document=NOTES)
+    assert answer.text.startswith("The chat says: “tom: the grabbers come in two boxes")
+
+
+def test_one_word_in_common_is_a_topic_not_an_answer() -> None:
+    ctx = context(*CLEAN_UP, "what does the van cost per day?", document=NOTES)
+    assert not quotable(ctx, ctx["request"])  # "van" only: the model or the capabilities answer
+    _, answer, _ = skills.respond(ctx)
+    assert answer.skill == "capabilities"
+    assert "13:15" not in answer.text
+
+
+@pytest.mark.parametrize(
+    ("request_", "expected"),
+    [
+        ("what time does the van return?", True),
+        ("are we at 30 grabbers?", True),
+        ("should we rent bikes?", False),
+        ("is the walking tour a good idea?", False),
+        ("how do we get to the depot?", False),
+        ("write the flyer", False),
+    ],
+)
+def test_only_questions_about_what_the_task_says_are_answered_from_it(
+    request_: str, expected: bool
+) -> None:
+    assert is_question(request_) is expected
+
+
+def test_a_typed_answer_gets_the_line_about_what_else_was_asked() -> None:
+    document = "- Venue: Casa do Alentejo\n- Coach from the airport: 18 seats, booked\n"
+    text = skills.respond(
+        context(*OFFSITE, "when is the coach from the airport?", document=document)
+    )[1].text
+    assert "Saturday 12 June 2027" in text  # the task's date, from its values
+    assert "“Coach from the airport: 18 seats, booked”" in text  # what the question was about
