@@ -145,9 +145,10 @@ def _said(spelling: str, text: str) -> bool:
     wanted = normal(spelling)
     if not wanted:
         return False
-    if re.fullmatch(r"[\w ]+", wanted):  # whole words ("8" is not in "18")
-        return re.search(rf"(?<![\w]){re.escape(wanted)}(?![\w])", text) is not None
-    return wanted in text
+    # From the start of a word ("8" is not in "18", "glove" is in "gloves"); a number to its end
+    # too ("12" is not in "12.5").
+    end = r"(?![\w.,]\d|\d)" if wanted[-1:].isdigit() else ""
+    return re.search(rf"(?<!\w){re.escape(wanted)}{end}", text) is not None
 
 
 def source_tokens(task: Mapping[str, Any], request: Mapping[str, Any]) -> set[str]:

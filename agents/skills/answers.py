@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from agents.skills.facts import TaskFacts
 from agents.skills.generic import generic_kind
+from agents.skills.notes import noted
 from agents.skills.quote import (
     ANSWERS_AT,
     content_words,
@@ -50,6 +51,13 @@ def next_step(facts: TaskFacts) -> SkillAnswer:
 
 
 def checklist_items(facts: TaskFacts) -> list[str]:
+    """What the task's own notes say is to do, then the kind's checklist (or the goal's parts)."""
+    return list(
+        dict.fromkeys([*noted(facts.document, facts.chat, "todo"), *_kind_checklist(facts)])
+    )
+
+
+def _kind_checklist(facts: TaskFacts) -> list[str]:
     if facts.kind is not None and facts.kind.checklist:
         return _lines(facts.kind.checklist, facts)
     items = []
@@ -75,6 +83,15 @@ def checklist(facts: TaskFacts, count: int | None = None) -> SkillAnswer:
 
 
 def risk_items(facts: TaskFacts) -> list[str]:
+    """What the task's own notes flag (late deliveries, a price increase), then the kind's risks
+    (or the goal's parts against its deadline and budget)."""
+    flagged = [
+        f"{note}: a risk if nothing changes" for note in noted(facts.document, facts.chat, "risk")
+    ]
+    return list(dict.fromkeys([*flagged, *_kind_risks(facts)]))
+
+
+def _kind_risks(facts: TaskFacts) -> list[str]:
     if facts.kind is not None and facts.kind.risks:
         items = _lines(facts.kind.risks, facts)
     else:

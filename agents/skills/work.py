@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from agents.policies.templates import Line
 from agents.skills.facts import OpenValue, TaskFacts, Value
+from agents.skills.notes import carry_notes, noted
 from agents.skills.write import (
     PLACEHOLDER,
     and_list,
@@ -183,6 +184,7 @@ def draft(facts: TaskFacts) -> SkillAnswer:
     the open ones as "to decide", then the open decisions and the assumptions. A document
     that already has text is extended with the sections it lacks, never overwritten."""
     sections = _kind_sections(facts) if facts.kind else _generic_sections(facts)
+    sections = carry_notes(sections, facts.document)
     open_items = [o for o in facts.open if o.required or o.readings]
     if open_items:
         sections.append(
@@ -281,6 +283,12 @@ def open_questions(facts: TaskFacts, count: int | None = None) -> SkillAnswer:
     """The open and contested values, most blocking first, each as its question with the
     choices where the kind gives them."""
     items = open_items(facts)
+    # What people left open in their own words ("mac or linux?", "venue TBD") comes first.
+    said = [
+        OpenValue("", note, note if "?" in note else f"{note}: still open?", weight=1.5)
+        for note in noted(facts.document, facts.chat, "open")
+    ]
+    items = [*said, *items]
     required = [o for o in items if o.required or o.readings]
     shown = _count(required or items, count)
     if not required:
