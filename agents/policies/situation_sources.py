@@ -44,6 +44,22 @@ class Candidate:
 _WEAK_TERMS = frozenset({"from", "until", "back", "when", "day", "with", "for", "to", "in", "on"})
 
 
+# After a count that opens its sentence, a verb saying what some of them get, need or are
+# ("3 students get EAL support", "2 guests are vegetarian"): a part of the group, not its size.
+_SUBSET_VERB = re.compile(
+    r"(?i)^\s+(?:get|gets|need|needs|have|has|require|requires|receive|receives|use|uses|speak|"
+    r"can(?:not|'t)?|will need|are (?:on|off|away|absent|allergic|vegetarian|vegan|new|not)|"
+    r"leave|leaves|arrive|arrives|join late|do not|don't)\b"
+)
+
+
+def _subset_count(sentence: str, evidence: str) -> bool:
+    start = sentence.find(evidence) if evidence else -1
+    if start < 0 or sentence[:start].strip(" -*\u2022"):
+        return False
+    return bool(_SUBSET_VERB.match(sentence[start + len(evidence) :]))
+
+
 def _names(text: str, spec: SlotSpec) -> bool:
     lowered = text.casefold()
     terms = [spec.name.replace("_", " "), spec.label, *spec.aliases, *spec.units]
@@ -186,6 +202,8 @@ def document_candidates(
                     continue
                 named = _names(sentence, spec)
                 confidence = detection.confidence * DOCUMENT_SENTENCE_FACTOR
+                if spec.type == "number" and _subset_count(sentence, detection.evidence):
+                    confidence = min(confidence, 0.45)  # "3 students get EAL support": some
                 if spec.type == "date" and not named and _BARE_DAY.search(detection.evidence):
                     # "Notes from Monday": a weekday in passing dates the notes, not the work
                     confidence = min(confidence, 0.45)

@@ -7,7 +7,9 @@ own parts and ``_generic.toml``.
 
 from __future__ import annotations
 
-from agents.skills.facts import TaskFacts
+import re
+
+from agents.skills.facts import TaskFacts, Value
 from agents.skills.generic import generic_kind
 from agents.skills.notes import noted
 from agents.skills.quote import (
@@ -26,11 +28,22 @@ from agents.skills.work import (
     open_items,
     phrase,
 )
-from agents.skills.write import and_list, as_list, finish, lower_first, say
+from agents.skills.write import and_list, as_list, finish, lower_first, say, say_money
 
 
 def next_step(facts: TaskFacts) -> SkillAnswer:
+    """A value people disagree on first, then what their own notes say is still to do, then the
+    most blocking open value; with nothing open, the draft or the checklist's first line."""
     items = [o for o in open_items(facts) if o.required or o.readings]
+    todo = noted(facts.document, facts.chat, "todo")
+    if todo and not (items and items[0].readings):
+        head, colon, _ = todo[0].partition(":")
+        if colon:  # "We still need: gloves, first aid kit and sign-in sheet", as noted
+            things = [t.partition(":")[2].strip() for t in todo if t.startswith(head + ":")]
+            first = f"{head}: {and_list(things)}"
+        else:
+            first = todo[0]
+        return SkillAnswer("next_step", finish(f"Next step: {first}.", facts.prefs))
     if items:
         top = items[0]
         text = f"Next step: settle the {top.label}. {_question(top, facts)}"
@@ -227,6 +240,8 @@ def answer(facts: TaskFacts, about: str, question: str = "") -> SkillAnswer:
                 lead = "It has" if v.type == "money" else "It is"
                 said.append(f"{lead} {phrase(v, facts)} (from {origin}).")
         text = " ".join(said)
+        if about == "budget":
+            text += _budget_sum(facts, values[0], question)
         more = _more_in_text(facts, question, text)
         return SkillAnswer(f"answer_{about}", finish(f"{text} {more}".strip(), facts.prefs))
     found = passages(facts, question) if question else []
@@ -245,6 +260,31 @@ def answer(facts: TaskFacts, about: str, question: str = "") -> SkillAnswer:
             break
     text = f"{missing}." + (f" {question}" if question else "")
     return SkillAnswer(f"answer_{about}", finish(text, facts.prefs))
+
+
+def _budget_sum(facts: TaskFacts, budget: Value, question: str) -> str:
+    """ "Per laptop": the budget divided by the count the task gives ("8 laptops"), said as
+    worked out; "does it cover this?": what the task lacks to tell."""
+    asked = question.casefold()
+    m = re.fullmatch(r"([A-Z]{3})\s+([\d.]+)", budget.raw)
+    per = re.search(r"\bper\s+([^\W\d_]{3,})", asked)
+    if m is not None and per is not None:
+        noun = re.sub(r"(?:es|s)$", "", per[1])
+        count = re.search(
+            rf"\b(\d{{1,5}})\s+(?:[^\W\d_]+\s+)?{re.escape(noun)}(?:e?s)?\b",
+            facts.stated,
+            re.IGNORECASE,
+        )
+        if count is not None and int(count[1]) > 0:
+            share = float(m[2]) / int(count[1])
+            shown = say_money(f"{m[1]} {share:.2f}".replace(".00", ""))
+            return (
+                f" That is about {shown} per {noun}: {say_money(budget.raw)} for {count[0]}"
+                " (worked out from the task)."
+            )
+    if re.search(r"\b(?:cover|covers|afford|enough)\b", asked):
+        return " Whether it is enough I can't tell: the task gives no costs to add up."
+    return ""
 
 
 CAPABILITIES = (

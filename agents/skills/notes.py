@@ -81,7 +81,11 @@ def _after_values(lines: list[str]) -> int:
 # What makes a note a to-do, a risk or an open point (checked on its words, case folded).
 _TODO = re.compile(
     r"\b(?:need|needs|needed|still need|bring|buy|book|order|pack|prepare|prep|print|send|"
-    r"check|confirm|collect|arrange|to do|todo|must)\b"
+    r"check|confirm|collect|arrange|to do|todo|must|wants|asked for|asks for)\b"
+)
+# A note whose label names things to have ready ("Resources: 14 laptops, projector").
+_THINGS = re.compile(
+    r"^(?:resources|materials|equipment|supplies|kit|packing|to bring|requirements|must-haves?)$"
 )
 _RISK = re.compile(
     r"\b(?:risk|risks|late|delay|delays|delayed|overrun|increase|increases|rises?|concern|"
@@ -91,7 +95,7 @@ _RISK = re.compile(
 )
 _OPEN = re.compile(
     r"\?|\b(?:tbd|tbc|to decide|to be decided|not sure|unsure|unclear|open|pending|undecided|"
-    r"maybe|either|or not)\b"
+    r"maybe|either|or not|wants|asked for|asks for|waiting for|waiting on)\b"
 )
 CUES = {"todo": _TODO, "risk": _RISK, "open": _OPEN}
 
@@ -106,10 +110,13 @@ def noted(document: str, chat: Sequence[str], cue: str) -> list[str]:
     for line in lines:
         if len(line.split()) <= 3 and "?" not in line:
             continue  # a label ("Issues so far"), not a note
-        if not pattern.search(line.casefold()):
-            continue
         head, colon, rest = line.partition(":")
-        things = [t.strip(" .") for t in re.split(r",|;| and ", rest)] if colon else []
+        things_label = cue == "todo" and colon and _THINGS.match(head.strip().casefold())
+        if not things_label and not pattern.search(line.casefold()):
+            continue
+        # one thing per comma, semicolon or "and", not inside brackets ("(Hana 7, Leo 4)")
+        split = r",(?![^()]*\))|;|\band\b(?![^()]*\))"
+        things = [t.strip(" .") for t in re.split(split, rest)] if colon else []
         if cue == "todo" and len([t for t in things if t]) >= 2:
             out += [f"{head.strip()}: {t}" for t in things if t]
         else:

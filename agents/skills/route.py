@@ -162,6 +162,11 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("title", r"\b(?:title|headline|subject line|name for (?:it|this))\b"),
     ("risks", r"\b(?:risks?|pitfalls?|go wrong|watch out)\b"),
     ("checklist", r"\b(?:check ?list|to-?do|todo|action items|steps)\b"),
+    (  # "what's the budget per laptop?", "does €3,200 actually cover this?"
+        "answer_budget",
+        r"\bbudget (?:is )?per \w+|"
+        r"(?=.*(?:budget|[€$£]|\bmoney\b|\bspend\b)).*\b(?:cover|covers|afford|enough)\b",
+    ),
     ("effort", r"\b(?:how long|effort|estimate|how many hours|how much (?:work|time))\b"),
     ("decide_first", r"\b(?:decide|settle|prioriti[sz]e)\b.*\bfirst\b|\bblock(?:er|ing)\b"),
     ("next_step", r"\bnext step|\bwhat(?:'s| is) next\b|\bwhat now\b|\bdo next\b"),

@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import date
 from typing import Any
 
-from agents.policies import parse_dates, parse_money
+from agents.policies import parse_dates, parse_money, places
 from agents.policies.adapter import request_and_chat, requester_facts, situation_from_context
 from agents.policies.base import Situation, SlotSpec
 from agents.policies.detect_names import find_known_places, find_people
@@ -100,6 +100,32 @@ _SPLIT = re.compile(
 )
 _ARTICLE = re.compile(r"(?i)^(?:a|an|the|some|our|my)\s+")
 MAX_PARTS = 6
+# Words that leave a clause a value, not a part of the work ("budget €14,000 total").
+_VALUE_WORDS = re.compile(
+    r"(?i)\b(?:budget|total|max(?:imum)?|min(?:imum)?|at (?:least|most)|up to|about|around|"
+    r"roughly|cost|costs|in all|from|to|until|on|at|by|before|and)\b"
+)
+_TIMES = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|h)?\b", re.IGNORECASE)
+
+
+def _without_values(piece: str, today: date) -> tuple[str, bool]:
+    """``piece`` with its dates, amounts and numbers taken out, and whether it held any: "8
+    laptops for the data team by 30 April 2027" gives "8 laptops for the data team"; "budget
+    €14,000 total" gives ("", True)."""
+    found = [(d.start, d.end) for d in parse_dates.find_dates(piece, today=today)]
+    found += [(m.start, m.end) for m in parse_money.find_money(piece)]
+    kept = piece
+    for start, end in sorted(found, reverse=True):
+        year = re.match(r",?\s*\d{4}\b", kept[end:])  # "17 April" read, "2027" after it
+        end += year.end() if year else 0
+        before = re.search(r"(?i)\b(?:by|before|until|on|due)\s+$", kept[:start])
+        kept = kept[: before.start() if before else start] + kept[end:]
+    rest = _VALUE_WORDS.sub(" ", _TIMES.sub(" ", kept))
+    had = bool(found) or bool(re.search(r"\d", piece))
+    words = re.findall(r"[^\W\d_]{3,}", rest)
+    if had and len(words) <= 1:
+        return "", True
+    return " ".join(kept.split()).strip(" ,;-\u2013"), had
 
 
 def goal_parts(goal: str, *, today: date) -> tuple[str, ...]:
@@ -116,6 +142,7 @@ def goal_parts(goal: str, *, today: date) -> tuple[str, ...]:
     parts = []
     for index, piece in enumerate(_SPLIT.split(stripped)):
         piece = _ARTICLE.sub("", piece.strip(" -\u2013:.")).strip()
+        piece = _without_values(piece, today)[0]
         if len(piece) < 3 or not re.search(r"[^\W\d_]{3}", piece):
             continue
         if index == 0 and stripped == first and len(piece) > 1 and not piece[1].isupper():
@@ -151,8 +178,33 @@ def _free_values(texts: Sequence[tuple[str, str]], today: date) -> list[Value]:
             if found.text != "@" and found.value[:1].isupper():
                 add(Value("people", found.value, "person", source))
         for found in find_known_places(text):
-            add(Value("place", found.value, "place", source))
+            if _reads_as_place(text, found.start, found.value):
+                add(Value("place", found.value, "place", source))
     return out
+
+
+_PLACE_CUE = re.compile(
+    r"(?i)(?:\b(?:in|at|to|from|near|via|around|visit(?:ing)?|leaving|flying from)\s+|"
+    r"\b(?:location|destination|city|venue|place|where|office)\s*:\s*)$"
+)
+_PEOPLE_LINE = re.compile(
+    r"(?i)^\W*(?:team|attendees|people|travell?ers|participants|contacts|guests|members|who|"
+    r"with|owners?|invitees|speakers)\b[^:\n]{0,20}:"
+)
+BIG_PLACE = 100_000  # a known city this large is a place even without "in" or "at" before it
+
+
+def _reads_as_place(text: str, start: int, name: str) -> bool:
+    """A name the gazetteer knows is a place of the task when a cue stands before it ("in
+    Porto", "Location: Ghent") or it is a large city outside a list of people ("Buy laptops",
+    "Team: Farah, Bo" are no places)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if _PEOPLE_LINE.match(text[line_start:start]):
+        return False
+    if _PLACE_CUE.search(text[max(0, start - 24) : start]):
+        return True
+    readings = places.place_readings(name)
+    return bool(readings) and readings[0].population >= BIG_PLACE
 
 
 # --- all together ---------------------------------------------------------------------------
@@ -241,7 +293,7 @@ def facts_from_situation(
         kind=kind,
         known=tuple(known),
         open=tuple(still_open),
-        parts=goal_parts(goal or title, today=today),
+        parts=goal_parts(goal, today=today) or goal_parts(title, today=today),
         people=tuple(dict.fromkeys(people)),
         prefs=dict(prefs or {}),
         stated=stated,

@@ -392,10 +392,26 @@ def _short(text: str, words: int) -> str:
     return " ".join(kept)
 
 
+_TITLE_FILLER = {"a", "an", "the", "of", "for", "to", "and", "with", "on", "in", "at", "new"}
+
+
+def _title_subject(facts: TaskFacts) -> str:
+    """What the task's own title says it is about, when it says something: "Job ad: junior
+    backend developer" gives "junior backend developer", "Year 9 — Introduction to climate
+    change" gives "Introduction to climate change"; a title of one or two generic words, ""."""
+    given = " ".join(facts.title.split())
+    side = re.split(r"\s*(?::|\s[\u2014\u2013-]\s)\s*", given, maxsplit=1)
+    subject = max(side, key=lambda p: len(p.split())) if len(side) == 2 else given
+    generic = {w.casefold() for w in (facts.kind.title.split() if facts.kind else [])}
+    words = [w for w in re.findall(r"[^\W_]+", subject.casefold()) if w not in _TITLE_FILLER]
+    return subject if len([w for w in words if w not in generic]) >= 2 else ""
+
+
 def title(facts: TaskFacts) -> SkillAnswer:
     """A short title from the task's own words and its most telling value (a place or a
     date)."""
-    core = (facts.parts[0] if facts.parts else (facts.title or facts.goal)).strip().rstrip(".")
+    core = _title_subject(facts) or (facts.parts[0] if facts.parts else facts.goal)
+    core = core.strip().rstrip(".")
     pieces = re.split(r"\s+(?:for|with|on|by|to|from|at)\s+", core)
     generic_words = {w.casefold() for w in (facts.kind.title.split() if facts.kind else [])}
     generic_words |= {"brief", "plan", "document", "draft", "a", "the"}
@@ -409,7 +425,7 @@ def title(facts: TaskFacts) -> SkillAnswer:
     when = facts.deadline
     if place is not None and place.raw.casefold() not in core.casefold():
         extra = f" in {place.raw}"
-    elif when is not None and not when.assumed:
+    elif when is not None and not when.assumed and when.label != "deadline":
         extra = ", " + " ".join(say(when, facts.prefs).split(" (")[0].split()[-3:])
     text = (core[:1].upper() + core[1:] + extra).strip()
     return SkillAnswer("title", finish(f"Suggested title: “{text}”", facts.prefs))
