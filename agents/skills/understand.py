@@ -92,6 +92,21 @@ _LEAD_VERB = re.compile(
     r"together|run|hold|launch|start|finish|fix|update|replace|move|hire|recruit|install|"
     r"review|set|do)\b\s*"
 )
+_PART_VERB = re.compile(
+    r"(?i)^(?:get|set\s+up|sort\s+out|organi[sz]e|arrange|prepare|plan|buy|order|roll\s+out|"
+    r"introduce|provide|deliver|create|make|write|draft|build|find|book|choose|pick|run|hold|"
+    r"launch|start|finish|fix|update|replace|move|hire|recruit|install|review|decide|agree|"
+    r"confirm|check|send|collect|share|invite|train|test|migrate|publish|schedule|compare|"
+    r"contact|ask|tell|announce|clean|pack|print|sign|pay|cancel|renew)\b"
+)
+
+
+def starts_with_verb(part: str) -> bool:
+    """Whether a goal part is an action ("decide whether to rent") rather than a thing ("new
+    laptops"), so a question about it reads "needed to decide", not "needed for decide"."""
+    return bool(_PART_VERB.match(part.strip()))
+
+
 _DEADLINE_TAIL = re.compile(
     r"(?i)\s*,?\s*\b(?:by|before|until|no later than|due(?:\s+by)?|ahead of)\s+(?P<when>[^,;]+)$"
 )

@@ -18,6 +18,7 @@ from typing import TypeVar
 from agents.policies.templates import Line
 from agents.skills.facts import OpenValue, TaskFacts, Value
 from agents.skills.notes import carry_notes, noted
+from agents.skills.understand import starts_with_verb
 from agents.skills.write import (
     PLACEHOLDER,
     and_list,
@@ -253,7 +254,8 @@ def _generic_open(facts: TaskFacts) -> list[OpenValue]:
             OpenValue(
                 "",
                 lower_first(part),
-                f"What exactly is needed for {lower_first(part)}, and who owns it?",
+                f"What exactly is needed {'to' if starts_with_verb(part) else 'for'} "
+                f"{lower_first(part)}, and who owns it?",
                 weight=0.8,
             )
         )

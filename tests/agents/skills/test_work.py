@@ -147,3 +147,12 @@ def test_a_mention_of_the_agent_is_not_a_value() -> None:
     answer = _ask(*OFFSITE, "@Assistant what is missing?")
 
     assert "Assistant" not in answer.text
+
+
+def test_a_question_about_an_action_part_reads_to_not_for() -> None:
+    from agents.skills.understand import starts_with_verb
+
+    assert starts_with_verb("decide whether to rent a van")
+    assert starts_with_verb("Confirm the venue")
+    assert not starts_with_verb("new laptops for the support team")
+    assert not starts_with_verb("decision on the van")
