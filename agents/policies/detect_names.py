@@ -98,11 +98,26 @@ def find_described_places(text: str, spec: SlotSpec) -> list[_Found]:
     return found
 
 
+# A list of people ("Team: Farah, Bo"): its names are people, not places ("Farah").
+_PEOPLE_LIST = re.compile(
+    r"(?i)\b(?:team|attendees|people|travell?ers|participants|contacts|guests|members|who|"
+    r"with|owners?|invitees|speakers)\b[^:\n.;]{0,20}:[^\n.;:]*$"
+)
+
+
+def in_people_list(text: str, start: int) -> bool:
+    """Whether ``text[start:]`` stands in a list of people that a label opens, in the same
+    clause ("Team: Farah, Bo, Porto" at "Farah" and at "Porto")."""
+    return bool(_PEOPLE_LIST.search(text[max(0, start - 200) : start]))
+
+
 def find_known_places(text: str) -> list[_Found]:
     """Capitalised names the gazetteer knows as a city or country, wherever they stand
     ("Need an itinerary: Kraków, leaving ..."), a little less sure than after a cue."""
     found = []
     for m in re.finditer(rf"(?<![\w@])(?P<place>{_PLACE})", text):
+        if in_people_list(text, m.start()):
+            continue
         place = _trim_name(m["place"].strip())
         words = place.split()
         # "Plan Malmö": a capitalised verb starts the sentence; the longest known run wins

@@ -55,7 +55,12 @@ _SUBSET_VERB = re.compile(
 
 def _subset_count(sentence: str, evidence: str) -> bool:
     start = sentence.find(evidence) if evidence else -1
-    if start < 0 or sentence[:start].strip(" -*\u2022"):
+    if start < 0:
+        return False
+    lead = sentence[:start].strip(" -*\u2022")
+    if lead and not re.fullmatch(
+        r"[^:\n]{1,40}:", lead
+    ):  # "Lesson: 3 students get ...": its heading
         return False
     return bool(_SUBSET_VERB.match(sentence[start + len(evidence) :]))
 

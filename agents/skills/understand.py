@@ -18,7 +18,7 @@ from typing import Any
 from agents.policies import parse_dates, parse_money, places
 from agents.policies.adapter import request_and_chat, requester_facts, situation_from_context
 from agents.policies.base import Situation, SlotSpec
-from agents.policies.detect_names import find_known_places, find_people
+from agents.policies.detect_names import find_known_places, find_people, in_people_list
 from agents.policies.style import preferences
 from agents.policies.templates import TaskTemplate, load_templates
 from agents.skills.facts import MONTHS, OpenValue, TaskFacts, Value
@@ -85,20 +85,23 @@ def _evidence(raw: str, texts: Sequence[str], today: date) -> str:
 
 # --- the goal's own parts (the generic kind) ------------------------------------------------
 
+# The verbs that open a piece of work ("get new laptops", "set up a calendar").
+_WORK_VERBS = (
+    r"get|set\s+up|sort\s+out|organi[sz]e|arrange|prepare|plan|buy|order|roll\s+out|introduce|"
+    r"provide|deliver|create|make|write|draft|build|find|book|choose|pick|run|hold|launch|start|"
+    r"finish|fix|update|replace|move|hire|recruit|install|review"
+)
 _LEAD_VERB = re.compile(
     r"(?i)^\s*(?:(?:we|i)\s+(?:need|want|have)\s+to\s+|(?:we|i)\s+need\s+|please\s+|let'?s\s+)?"
-    r"(?:get|set\s+up|sort\s+out|organi[sz]e|arrange|prepare|plan|buy|order|roll\s+out|"
-    r"introduce|provide|deliver|create|make|write|draft|build|find|book|choose|pick|put\s+"
-    r"together|run|hold|launch|start|finish|fix|update|replace|move|hire|recruit|install|"
-    r"review|set|do)\b\s*"
+    rf"(?:{_WORK_VERBS}|put\s+together|set|do)\b\s*"
 )
 _PART_VERB = re.compile(
-    r"(?i)^(?:get|set\s+up|sort\s+out|organi[sz]e|arrange|prepare|plan|buy|order|roll\s+out|"
-    r"introduce|provide|deliver|create|make|write|draft|build|find|book|choose|pick|run|hold|"
-    r"launch|start|finish|fix|update|replace|move|hire|recruit|install|review|decide|agree|"
-    r"confirm|check|send|collect|share|invite|train|test|migrate|publish|schedule|compare|"
-    r"contact|ask|tell|announce|clean|pack|print|sign|pay|cancel|renew)\b"
+    rf"(?i)^(?:{_WORK_VERBS}|decide|agree|confirm|check|send|collect|share|invite|train|test|"
+    r"migrate|publish|schedule|compare|contact|ask|tell|announce|clean|pack|print|sign|pay|"
+    r"cancel|renew)\b"
 )
+# A part that points back at the task ("write it for members") names no thing of its own.
+_PRONOUN_LED = re.compile(r"(?i)^(?:it|this|that|them|these|those)\b")
 
 
 def starts_with_verb(part: str) -> bool:
@@ -118,7 +121,8 @@ MAX_PARTS = 6
 # Words that leave a clause a value, not a part of the work ("budget €14,000 total").
 _VALUE_WORDS = re.compile(
     r"(?i)\b(?:budget|total|max(?:imum)?|min(?:imum)?|at (?:least|most)|up to|about|around|"
-    r"roughly|cost|costs|in all|from|to|until|on|at|by|before|and)\b"
+    r"roughly|cost|costs|in all|from|to|until|on|at|by|before|and|we|us|are|is|will|be|there|"
+    r"people|persons|guests|attendees|participants)\b"
 )
 _TIMES = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|h)?\b", re.IGNORECASE)
 
@@ -160,6 +164,8 @@ def goal_parts(goal: str, *, today: date) -> tuple[str, ...]:
         piece = _without_values(piece, today)[0]
         if len(piece) < 3 or not re.search(r"[^\W\d_]{3}", piece):
             continue
+        if _PRONOUN_LED.match(piece) or (len(piece.split()) == 1 and starts_with_verb(piece)):
+            continue  # "it for members", a bare "send": the task's own title says what
         if index == 0 and stripped == first and len(piece) > 1 and not piece[1].isupper():
             piece = piece[0].lower() + piece[1:]  # the sentence's capital, not a name's
         parts.append(piece)
@@ -202,10 +208,6 @@ _PLACE_CUE = re.compile(
     r"(?i)(?:\b(?:in|at|to|from|near|via|around|visit(?:ing)?|leaving|flying from)\s+|"
     r"\b(?:location|destination|city|venue|place|where|office)\s*:\s*)$"
 )
-_PEOPLE_LINE = re.compile(
-    r"(?i)^\W*(?:team|attendees|people|travell?ers|participants|contacts|guests|members|who|"
-    r"with|owners?|invitees|speakers)\b[^:\n]{0,20}:"
-)
 BIG_PLACE = 100_000  # a known city this large is a place even without "in" or "at" before it
 
 
@@ -213,8 +215,7 @@ def _reads_as_place(text: str, start: int, name: str) -> bool:
     """A name the gazetteer knows is a place of the task when a cue stands before it ("in
     Porto", "Location: Ghent") or it is a large city outside a list of people ("Buy laptops",
     "Team: Farah, Bo" are no places)."""
-    line_start = text.rfind("\n", 0, start) + 1
-    if _PEOPLE_LINE.match(text[line_start:start]):
+    if in_people_list(text, start):
         return False
     if _PLACE_CUE.search(text[max(0, start - 24) : start]):
         return True

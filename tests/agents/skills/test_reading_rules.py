@@ -1,0 +1,94 @@
+"""The small reading rules behind the skills' answers: a budget divided by the count the task
+gives, goal parts without their bare values, a place only with a place cue, to-do lists split
+one per thing, a title from the task's own subject, and a count that opens "3 students get EAL
+support" read as a part of the group, not its size."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from agents import skills
+from agents.policies.situation import build_situation
+from agents.policies.templates import get_template
+from agents.skills.notes import noted
+from agents.skills.understand import goal_parts
+from tests.agents.skills.tasks import context
+
+TODAY = date(2026, 12, 4)
+LAPTOPS = ("Laptops", "8 laptops for the data team by 30 April 2027, budget €12,000 total.")
+
+
+def _text(title: str, goal: str, request: str, **kwargs: object) -> str:
+    return skills.respond(context(title, goal, request, **kwargs))[1].text  # type: ignore[arg-type]
+
+
+def test_a_budget_per_thing_is_the_budget_divided_by_the_count_the_task_gives() -> None:
+    text = _text(*LAPTOPS, "what's the budget per laptop?")
+    assert "about 1,500 EUR per laptop: 12,000 EUR for 8 laptops (worked out from the task)" in (
+        text
+    )
+
+
+def test_whether_a_budget_is_enough_is_not_guessed() -> None:
+    text = _text(*LAPTOPS, "does the budget cover this?")
+    assert "Whether it is enough I can't tell" in text
+    assert "per laptop" not in text
+
+
+def test_a_budget_per_thing_the_task_does_not_count_is_not_worked_out() -> None:
+    text = _text(*LAPTOPS, "what's the budget per monitor?")
+    assert "worked out" not in text
+
+
+def test_goal_parts_keep_the_things_and_drop_bare_values() -> None:
+    assert goal_parts("8 laptops for the data team by 30 April 2027", today=TODAY) == (
+        "8 laptops for the data team",
+    )
+    assert goal_parts("Get new laptops, budget €14,000 total", today=TODAY) == ("new laptops",)
+    parts = goal_parts("We are 28 people. 3 need vegetarian meals.", today=TODAY)
+    assert parts == ()
+
+
+def test_a_part_that_points_back_at_the_task_is_no_part() -> None:
+    assert goal_parts("Write it for members; send by 30 January 2027.", today=TODAY) == ()
+    assert goal_parts("Quarterly newsletter", today=TODAY) == ("quarterly newsletter",)
+
+
+def test_a_title_never_starts_from_a_pronoun() -> None:
+    text = _text("Quarterly newsletter", "Write it for members; send by 30 January 2027.", "title?")
+    assert "It for members" not in text
+    assert "Quarterly newsletter" in text
+
+
+def test_a_list_of_people_holds_no_place_but_in_porto_is_one() -> None:
+    facts = skills.facts_from_context(context("Offsite", "Team: Farah, Bo, Porto", "where?"))
+    assert not list(facts.of_type("place"))
+    facts = skills.facts_from_context(context("Offsite", "A two-day offsite in Porto.", "where?"))
+    assert [v.raw for v in facts.of_type("place")] == ["Porto"]
+
+
+def test_a_to_do_list_of_things_is_one_item_per_thing_with_its_brackets() -> None:
+    items = noted("- Equipment: gloves, bags (30 large, 10 small), hi-vis vests", (), "todo")
+    assert len(items) == 3
+    assert any("bags (30 large, 10 small)" in item for item in items)
+
+
+def test_a_count_of_some_of_the_group_is_not_the_groups_size() -> None:
+    situation = build_situation(
+        request="Plan a lesson on fractions for 28 students.",
+        template=get_template("lesson_plan"),
+        document="# Lesson\n\n3 students get EAL support.\n",
+        today=TODAY,
+    )
+    assert situation.conflicts == ()
+    assert situation.slot("class_size").value == "28"
+
+
+def test_a_count_of_the_whole_group_in_the_document_still_conflicts() -> None:
+    situation = build_situation(
+        request="Plan a lesson on fractions for 28 students.",
+        template=get_template("lesson_plan"),
+        document="# Lesson\n\nClass size: 30 students.\n",
+        today=TODAY,
+    )
+    assert [c.slot for c in situation.conflicts] == ["class_size"]
