@@ -372,6 +372,7 @@ def situation_of(
         needs_slots=needs_slots,
         today=parsed.today,
         goal=goal,
+        title=str(task.get("title") or ""),
         agent_messages=_agent_messages(context),
         people=[
             str(context.get("requested_by") or ""),

@@ -54,6 +54,9 @@ class SlotSpec:
     # what people write to these by meaning (embeddings), not to a list of words.
     description: str = ""
     examples: tuple[str, ...] = ()
+    # Whether the task's title names this slot's value ("Year 9 — Introduction to climate
+    # change" is the lesson's subject).
+    from_title: bool = False
 
     @property
     def display(self) -> str:
@@ -75,6 +78,7 @@ class SlotSpec:
             "weight": self.weight,
             "description": self.description,
             "examples": list(self.examples),
+            "from_title": self.from_title,
         }
 
     @classmethod
@@ -100,6 +104,7 @@ class SlotSpec:
             weight=float(data.get("weight", 1.0)),
             description=str(data.get("description", "")),
             examples=tuple(str(e) for e in data.get("examples", ())),
+            from_title=bool(data.get("from_title", False)),
         )
 
 

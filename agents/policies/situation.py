@@ -49,6 +49,7 @@ from agents.policies.signal_checks import DETECTOR_TRUST, screen_signals
 from agents.policies.signals import SlotExtraction
 from agents.policies.situation_sources import (
     ANSWER_THRESHOLD,
+    TITLE_CONFIDENCE,
     Candidate,
     asked_before,
     date_order,
@@ -58,6 +59,7 @@ from agents.policies.situation_sources import (
     memory_slot_values,
     request_needs_slots,
     same,
+    title_subject,
     unlabelled_item,
 )
 from agents.policies.templates import TaskTemplate
@@ -124,6 +126,7 @@ def build_situation(
     changes_in_episode: int = 0,
     today: date | None = None,
     goal: str = "",
+    title: str = "",
     agent_messages: Sequence[str] = (),
     needs_slots: bool | None = None,
     people: Sequence[str] = (),
@@ -131,8 +134,8 @@ def build_situation(
     """The Situation for one turn. `chat` is chronological (oldest first), human messages only;
     `later` the human messages newer than the request (a correction of it), chronological;
     `memory` is the requester's facts (MemoryFact; other items are ignored) or slot -> value;
-    `goal` the task's title and goal; `agent_messages` what the agent said before (its
-    questions are not asked again)."""
+    `goal` the task's title and goal, `title` the title alone; `agent_messages` what the
+    agent said before (its questions are not asked again)."""
     today = today or date.today()
     signals = signals or Signals()
     specs: list[SlotSpec] = list(template.slots) if template else []
@@ -192,6 +195,15 @@ def build_situation(
     if goal.strip():
         for name, hit in detect(goal, specs, today=today).items():
             add(name, Candidate(hit.value, "request", hit.confidence, "the goal", hit.evidence))
+    generic = [*template.title.split(), *template.keywords] if template else []
+    subject = title_subject(title, generic) if template and title else ""
+    for spec in specs:
+        if (
+            subject
+            and spec.from_title
+            and not any(c.confidence >= ANSWER_THRESHOLD for c in candidates.get(spec.name, ()))
+        ):
+            add(spec.name, Candidate(subject, "request", TITLE_CONFIDENCE, "the title", title))
     for message in reversed(chat):
         for name, hit in detect(message, specs, today=today).items():
             confidence = hit.confidence

@@ -291,6 +291,36 @@ def unlabelled_item(
 # --- memory --------------------------------------------------------------------------------
 
 
+_TITLE_SIDES = re.compile(r"\s*(?::|\s[\u2014\u2013-]\s)\s*")
+_TITLE_FILLER = frozenset(
+    {"a", "an", "the", "of", "for", "to", "and", "with", "on", "in", "at", "new"}
+)
+TITLE_CONFIDENCE = 0.7  # the title names what the task is about, in few words
+
+
+def title_subject(title: str, generic: Iterable[str]) -> str:
+    """What a task's title says the task is about, without the words any task of its kind
+    has: "Year 9 — Introduction to climate change" gives "Introduction to climate change",
+    "Blog post: our new search feature" gives "our new search feature"; a title of generic
+    words ("Quarterly newsletter", "Team meeting"), ""."""
+    given = " ".join(title.split())
+    sides = _TITLE_SIDES.split(given, maxsplit=1)
+    subject = max(sides, key=lambda p: len(p.split())) if len(sides) == 2 else given
+    common = {w.casefold() for w in generic}
+    words = subject.split()
+    while words and re.sub(r"\W", "", words[-1].casefold()) in common:
+        words.pop()  # "Climate change lesson": the kind's own word
+    while words and re.sub(r"\W", "", words[0].casefold()) in common | _TITLE_FILLER:
+        words.pop(0)
+    subject = " ".join(words).strip(" ,.;:")
+    telling = [
+        w
+        for w in re.findall(r"[^\W_]+", subject.casefold())
+        if w not in _TITLE_FILLER and w not in common
+    ]
+    return subject if len(telling) >= 2 else ""
+
+
 def memory_slot_values(facts: Iterable[MemoryFact]) -> dict[str, str]:
     """slot:<name> facts as slot -> value (the newest, last, wins)."""
     values: dict[str, str] = {}

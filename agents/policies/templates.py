@@ -38,6 +38,7 @@ _SLOT_KEYS = {
     "weight",
     "description",
     "examples",
+    "from_title",
 }
 _TEMPLATE_KEYS = {
     "kind",
@@ -284,6 +285,8 @@ def _parse_slot(raw: Mapping[str, Any], *, fail: Any, index: int) -> SlotSpec:
         raise fail(f"slot {name}: 'weight' must be in (0, 1]")
     if not isinstance(raw.get("required", True), bool):
         raise fail(f"slot {name}: 'required' must be true or false")
+    if not isinstance(raw.get("from_title", False), bool):
+        raise fail(f"slot {name}: 'from_title' must be true or false")
     try:
         return SlotSpec.from_dict({**raw, "name": name})
     except (TypeError, ValueError) as exc:  # pragma: no cover - checked above

@@ -92,3 +92,24 @@ def test_a_count_of_the_whole_group_in_the_document_still_conflicts() -> None:
         today=TODAY,
     )
     assert [c.slot for c in situation.conflicts] == ["class_size"]
+
+
+def test_a_title_that_says_what_the_task_is_about_gives_its_subject() -> None:
+    ctx = context(
+        "Year 9 — Introduction to climate change",
+        "60-minute lesson for 28 students on Thursday 28 January 2027",
+        "@Assistant draft the lesson plan",
+        template="lesson_plan",
+    )
+    facts = skills.facts_from_context(ctx)
+    assert [v.raw for v in facts.known if v.slot == "subject"] == ["Introduction to climate change"]
+    assert skills.respond(ctx)[1].suggestion is not None  # drafts; asks nothing
+
+
+def test_a_title_of_the_kinds_own_words_names_no_subject() -> None:
+    facts = skills.facts_from_context(
+        context(
+            "Quarterly newsletter", "Send it by 30 January 2027.", "draft", template="newsletter"
+        )
+    )
+    assert not [v for v in facts.known if v.slot == "topic"]
