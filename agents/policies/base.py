@@ -50,13 +50,10 @@ class SlotSpec:
     cues: tuple[str, ...] = ()
     # Relative cost of getting this slot wrong (1.0 = redoing the main part of the work).
     weight: float = 1.0
-    # What the slot means, in a sentence, and a few values it could take: the reader matches
-    # what people write to these by meaning (embeddings), not to a list of words.
+    # What the slot means and a few values it could take, matched by meaning (embeddings).
     description: str = ""
     examples: tuple[str, ...] = ()
-    # Whether the task's title names this slot's value ("Year 9 — Introduction to climate
-    # change" is the lesson's subject).
-    from_title: bool = False
+    from_title: bool = False  # the task's title names it ("Year 9 — Climate change": subject)
 
     @property
     def display(self) -> str:
