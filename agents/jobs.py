@@ -17,6 +17,7 @@ from agents.engine.outcome import Outcome
 from agents.engine.runner import run_turn
 from agents.models import Turn
 from agents.outbox import enqueue
+from agents.services.chains import report_failure
 from agents.services.questions import expire_question
 from agents.services.sweep import sweep
 from agents.services.turns import fail_turn, release_for_retry, start_idle_turns
@@ -88,6 +89,13 @@ def question_timeout_job(question_id: int) -> int | None:
     Idempotent: an answered, withdrawn or already expired question is left alone."""
     turn = expire_question(question_id=question_id)
     return turn.pk if turn is not None else None
+
+
+@shared_task(name=enqueue.CHAIN_FAILURE, **SMALL_JOB_RETRY)
+def chain_failure_job(turn_id: int, note_id: int) -> list[int]:
+    """A turn another agent handed over failed: tell that agent (an error hop of the chain).
+    Idempotent: a failure is reported once."""
+    return [turn.pk for turn in report_failure(turn_id=turn_id, note_id=note_id)]
 
 
 @shared_task(name=enqueue.SWEEP, ignore_result=True, **SMALL_JOB_RETRY)

@@ -385,6 +385,13 @@ if not set(MODEL_BASE_URL_ALLOW) <= {"loopback", "private", "none"}:
     )
 # Fault injection for the worker-kill test only: a pause before each action applied on its own.
 AGENTS_FAULT_ACTION_DELAY_MS = env_int("AGENTS_FAULT_ACTION_DELAY_MS", 0, minimum=0)
+# Chains of agents addressing agents (agents/chains/guards.py, issue 30): at most
+# AGENTS_CHAIN_HOP_BUDGET hops since a person last wrote (0: the number of agents on the task
+# plus one), and at most AGENTS_CHAIN_AGENT_SENDS messages addressing agents by one agent within
+# AGENTS_CHAIN_RATE_SECONDS.
+AGENTS_CHAIN_HOP_BUDGET = env_int("AGENTS_CHAIN_HOP_BUDGET", 0, minimum=0)
+AGENTS_CHAIN_AGENT_SENDS = env_int("AGENTS_CHAIN_AGENT_SENDS", 3, minimum=1)
+AGENTS_CHAIN_RATE_SECONDS = env_int("AGENTS_CHAIN_RATE_SECONDS", 60, minimum=1)
 # The sweep (agents/services/sweep.py), every AGENTS_SWEEP_SECONDS: Celery beat in production
 # (`celery -A collab worker --beat`, or one `celery -A collab beat`), the embedded worker's own
 # timer otherwise. It re-sends queued turns older than AGENTS_STALE_QUEUED_SECONDS (their job

@@ -13,6 +13,7 @@ from agents.models.agents import (
     Agent,
     AgentMode,
 )
+from agents.models.chains import Chain, Hop, HopKind
 from agents.models.feedback import (
     FEEDBACK_COMMENT_MAX,
     FEEDBACK_TARGETS,
@@ -55,7 +56,10 @@ __all__ = [
     "AgentMode",
     "AgentNote",
     "Assumption",
+    "Chain",
     "Feedback",
+    "Hop",
+    "HopKind",
     "ModelCall",
     "ModelProfile",
     "PolicyState",

@@ -33,6 +33,7 @@ class Trigger(models.TextChoices):
     ANSWER = "answer", "Question answered"
     IDLE = "idle", "Document idle"
     TIMEOUT = "timeout", "Question unanswered in time"
+    AGENT = "agent", "Addressed by an agent"
 
 
 class Turn(models.Model):
@@ -44,6 +45,16 @@ class Turn(models.Model):
     )
     status = models.CharField(max_length=20, choices=TurnStatus.choices, default=TurnStatus.QUEUED)
     inputs = models.JSONField(default=dict, help_text="Message ids and answers that started it.")
+    # Chains (issue 30): the turn whose message addressed this one's agent, and their chain.
+    parent = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="children"
+    )
+    chain = models.ForeignKey(
+        "agents.Chain", on_delete=models.SET_NULL, null=True, blank=True, related_name="turns"
+    )
+    hop_kind = models.CharField(
+        max_length=20, blank=True, help_text="The type of the hop that started it (if any)."
+    )
     context = models.JSONField(default=dict, help_text="What the model was shown.")
     policy_name = models.CharField(max_length=40, blank=True)
     policy_decision = models.JSONField(null=True, blank=True)

@@ -22,6 +22,7 @@ RUN_TURN = "agents.jobs.run_turn_job"
 DOCUMENT_IDLE = "agents.jobs.document_idle_job"
 QUESTION_TIMEOUT = "agents.jobs.question_timeout_job"
 SWEEP = "agents.jobs.sweep_job"
+CHAIN_FAILURE = "agents.jobs.chain_failure_job"
 
 
 def send_job(name: str, *args: Any, countdown: float | None = None) -> bool:

@@ -30,7 +30,7 @@ from agents.models import (
     TurnStatus,
 )
 from agents.outbox import events
-from agents.services import live_typing, questions
+from agents.services import chains, live_typing, questions
 from agents.services.chat import post_agent_message
 from agents.services.edits import changed_text, direct_edit, unified_diff
 from collab.realtime import broadcast
@@ -171,6 +171,7 @@ def _apply_locked(*, action: Action, turn: Turn, save: bool = True) -> live_typi
         )
         result["message_id"] = message.pk
         transaction.on_commit(lambda: publish_agent_message(message, turn_id=turn.pk))
+        chains.agents_addressed(turn=turn, message=message)
     elif action.kind == ActionKind.ASK:
         question_text = text if text.endswith("?") else f"{text}?"
         question = Question.objects.create(
@@ -188,6 +189,7 @@ def _apply_locked(*, action: Action, turn: Turn, save: bool = True) -> live_typi
         questions.schedule_question_timeout(
             question=question, minutes=agent.question_timeout_minutes
         )
+        chains.agents_addressed(turn=turn, message=message, asked=True)
     elif action.kind == ActionKind.NOTE:
         note = AgentNote.objects.create(
             agent=agent, task_id=turn.task_id, turn=turn, text=text[:2000]

@@ -18,6 +18,7 @@ from agents.memory import services as memory
 from agents.models import Agent
 from agents.policies import meaning
 from agents.policies.templates import load_templates
+from agents.services import chains as chain_services
 from agents.services import turns as turn_services
 from collab.core import hooks
 from collab.core.hooks import HookReport, TaskTemplateLike
@@ -29,6 +30,7 @@ def message_posted(*, message: Message, membership: Membership) -> HookReport:
     # Turns first: on commit they are enqueued before the message is published (a worker can
     # start meanwhile), then memory's explicit commands and its debounced reflection.
     turn_services.handle_human_message(message=message)
+    chain_services.person_posted(message=message)  # a person wrote: chains get a new budget
     remembered = memory.message_posted(message=message, membership=membership)
     notices = [remembered, turn_services.unknown_mention_notice(message=message)]
     return HookReport(

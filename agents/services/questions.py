@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from functools import partial
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -15,6 +16,7 @@ from agents.models import Action, ActionKind, Assumption, Question, Trigger, Tur
 from agents.models.records import PolicyRecord
 from agents.outbox import enqueue, events
 from agents.schemas import TEXT_MAX
+from agents.services import chains
 from agents.services.chat import post_agent_message
 from agents.services.turns import start_turn
 from collab.realtime import broadcast
@@ -41,7 +43,7 @@ def expire_question(*, question_id: int) -> Turn | None:
     early delivery changes nothing (an early one, after the timeout was raised, re-schedules)."""
     question = (
         Question.objects.select_for_update(of=("self",))
-        .select_related("agent", "task")
+        .select_related("agent", "task", "turn__chain")
         .filter(pk=question_id)
         .first()
     )
@@ -70,7 +72,16 @@ def expire_question(*, question_id: int) -> Turn | None:
         task=question.task,
         trigger=Trigger.TIMEOUT,
         inputs={"question_id": question.pk, "timed_out": True, "minutes": minutes},
+        **_in_chain(question),
     )
+
+
+def _in_chain(question: Question) -> dict[str, Any]:
+    """The resumed turn stays in the chain of the turn that asked (if any)."""
+    asked = question.turn
+    if asked is None or asked.chain_id is None:
+        return {}
+    return {"chain": asked.chain, "parent": asked}
 
 
 def prepare_assumption(*, turn: Turn) -> Assumption | None:
@@ -185,7 +196,7 @@ def answer_question(*, membership: Membership, question: Question, answer: str) 
         raise ValidationError({"answer": f"Keep the answer under {TEXT_MAX:,} characters."})
     locked = (
         Question.objects.select_for_update(of=("self",))
-        .select_related("agent", "task")
+        .select_related("agent", "task", "turn__chain")
         .get(pk=question.pk)
     )
     if not locked.can_be_answered:
@@ -208,5 +219,7 @@ def answer_question(*, membership: Membership, question: Question, answer: str) 
         trigger=Trigger.ANSWER,
         requested_by=membership.user,
         inputs={"question_id": locked.pk},
+        **_in_chain(locked),
     )
+    chains.question_closed(question=locked)  # hops held for it start, if none other is open
     return locked

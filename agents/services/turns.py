@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from agents.models import Agent, Question, Trigger, Turn, TurnStatus
+from agents.models import Agent, Chain, Question, Trigger, Turn, TurnStatus
 from agents.outbox import enqueue, events
 from agents.schemas import TEXT_MAX
 from agents.services.agents import join_task
@@ -41,8 +41,13 @@ def start_turn(
     trigger: str,
     requested_by: User | None = None,
     inputs: dict[str, Any] | None = None,
+    chain: Chain | None = None,
+    parent: Turn | None = None,
+    hop_kind: str = "",
 ) -> Turn:
-    """Queue a turn. Input that arrives while one is queued joins it: nothing is dropped."""
+    """Queue a turn. Input that arrives while one is queued joins it: nothing is dropped.
+    ``chain``, ``parent``, ``hop_kind``: another agent's message addressed this one
+    (``agents.services.chains``); a queued turn it joins keeps its own."""
     if trigger not in Trigger.values:
         raise ValueError(f"Unknown trigger {trigger!r}.")
     if agent.workspace_id != task.workspace_id:
@@ -65,7 +70,14 @@ def start_turn(
             queued.save(update_fields=["inputs"])
             return queued
         turn = Turn.objects.create(
-            agent=agent, task=task, trigger=trigger, requested_by=requested_by, inputs=inputs
+            agent=agent,
+            task=task,
+            trigger=trigger,
+            requested_by=requested_by,
+            inputs=inputs,
+            chain=chain,
+            parent=parent,
+            hop_kind=hop_kind,
         )
         transaction.on_commit(lambda: enqueue_turn(turn.pk))
         transaction.on_commit(lambda: events.turn_changed(turn.pk, turn=turn))
@@ -112,7 +124,7 @@ def _post_ask(membership: Membership, agent: Agent, task: Task, prompt: str) -> 
 def handle_human_message(*, message: Message) -> list[Turn]:
     """Called by ``post_message`` inside its transaction: start the turns it triggers."""
     if message.kind != Message.Kind.HUMAN:
-        return []  # agents never trigger each other
+        return []  # an agent's message addresses agents through its chain (services/chains.py)
     task = message.task
     mentioned = {name.lower() for name in MENTION_RE.findall(message.body)}
     turns = []
@@ -231,34 +243,64 @@ def enqueue_next_turn(*, agent_id: int, task_id: int) -> None:
         transaction.on_commit(lambda: enqueue_turn(following))
 
 
+_STOPPABLE = (TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.WAITING)
+
+
 @transaction.atomic
 def cancel_turn(*, membership: Membership, turn: Turn) -> Turn:
-    """The Stop button. The worker notices within a quarter of a second and stops."""
+    """The Stop button. The worker notices within a quarter of a second and stops. A turn of
+    a chain of agents addressing agents stops the whole chain: every turn of it still queued,
+    running or waiting is cancelled, and the hops it held are dropped."""
     require_editor(membership)
     require_same_workspace(membership, turn.task)
     locked = Turn.objects.select_for_update(of=("self",)).select_related("agent").get(pk=turn.pk)
-    if locked.status not in (TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.WAITING):
+    if locked.status not in _STOPPABLE and locked.chain_id is None:
         return locked
-    locked.status = TurnStatus.CANCELLED
-    locked.error = f"Stopped by {membership.user.get_username()}."
-    locked.finished_at = timezone.now()
-    locked.lease_expires_at = None
-    locked.save(update_fields=["status", "error", "finished_at", "lease_expires_at"])
+    who = membership.user.get_username()
+    stopped = [_cancel(locked, who)] if locked.status in _STOPPABLE else []
+    if locked.chain_id is not None:
+        Chain.objects.filter(pk=locked.chain_id).update(status=Chain.Status.STOPPED, held=[])
+        others = (
+            Turn.objects.select_for_update(of=("self",))
+            .select_related("agent")
+            .filter(chain_id=locked.chain_id, status__in=_STOPPABLE)
+            .exclude(pk=locked.pk)
+            .order_by("id")
+        )
+        stopped += [_cancel(other, who) for other in others]
+    if not stopped:
+        return locked
+    names = sorted({t.agent.name for t in stopped})
+    said = f"{who} stopped {' and '.join(names)}."
+    if locked.chain_id is not None:
+        said = f"{who} stopped this chain of agents: {len(stopped)} turn" + (
+            f"s of {', '.join(names)} cancelled."
+            if len(stopped) != 1
+            else f" of {names[0]} cancelled."
+        )
     # Said in the chat too, where everyone looks (the card alone said "Cancelled").
     note = post_agent_message(
-        task_id=locked.task_id,
-        author_name=locked.agent.name,
-        body=f"{membership.user.get_username()} stopped {locked.agent.name}.",
-        kind=Message.Kind.SYSTEM,
+        task_id=locked.task_id, author_name=locked.agent.name, body=said, kind=Message.Kind.SYSTEM
     )
     transaction.on_commit(lambda: broadcast.chat_message(note.pk))
-    for question in Question.objects.filter(turn=locked, status=Question.Status.OPEN):
+    for cancelled in stopped:
+        enqueue_next_turn(agent_id=cancelled.agent_id, task_id=cancelled.task_id)
+    return locked
+
+
+def _cancel(turn: Turn, who: str) -> Turn:
+    """Cancel ``turn`` (locked by the caller) and withdraw its open questions."""
+    turn.status = TurnStatus.CANCELLED
+    turn.error = f"Stopped by {who}."
+    turn.finished_at = timezone.now()
+    turn.lease_expires_at = None
+    turn.save(update_fields=["status", "error", "finished_at", "lease_expires_at"])
+    for question in Question.objects.filter(turn=turn, status=Question.Status.OPEN):
         question.status = Question.Status.WITHDRAWN
         question.save(update_fields=["status"])
         transaction.on_commit(partial(events.question_changed, question.pk))
-    transaction.on_commit(lambda: events.turn_changed(locked.pk, turn=locked))
-    enqueue_next_turn(agent_id=locked.agent_id, task_id=locked.task_id)
-    return locked
+    transaction.on_commit(lambda: events.turn_changed(turn.pk, turn=turn))
+    return turn
 
 
 @transaction.atomic
@@ -280,6 +322,8 @@ def fail_turn(*, turn_id: int, error: str) -> None:
     )
     transaction.on_commit(lambda: broadcast.chat_message(note.pk))
     transaction.on_commit(lambda: events.turn_changed(turn_id, turn=turn))
+    if turn.parent_id is not None and turn.chain_id is not None:  # tell who handed it over
+        enqueue.on_commit(enqueue.CHAIN_FAILURE, turn_id, note.pk)
     enqueue_next_turn(agent_id=turn.agent_id, task_id=turn.task_id)
 
 
