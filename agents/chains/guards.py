@@ -106,7 +106,8 @@ def over_rate(window: Sequence[HopRecord], candidate: HopRecord, limits: Limits)
 def repeated_error(window: Sequence[HopRecord], candidate: HopRecord) -> Trip | None:
     if candidate.kind != ERROR:
         return None
-    if any(hop.kind == ERROR and similar(hop.text, candidate.text) for hop in window):
+    earlier = [hop for hop in window if hop.source != candidate.source]
+    if any(hop.kind == ERROR and similar(hop.text, candidate.text) for hop in earlier):
         return Trip(LOOP, "the same error came back")
     return None
 
@@ -115,6 +116,8 @@ def repeated_content(window: Sequence[HopRecord], candidate: HopRecord) -> Trip 
     if candidate.kind == ERROR:
         return None
     for hop in window:
+        if hop.source == candidate.source:
+            continue  # the same message addressing several agents
         if hop.kind == candidate.kind and similar(hop.text, candidate.text):
             return Trip(LOOP, f"the same {candidate.kind} came back, worded a little differently")
     return None

@@ -220,3 +220,10 @@ def test_a_hop_is_typed_by_what_the_agent_did_and_said(
     text: str, asked: bool, answering: int | None, kind: str
 ) -> None:
     assert classify_hop(text=text, asked=asked, answering=answering, receiver=BEE) == kind
+
+
+def test_one_message_addressing_two_agents_is_not_a_repeat() -> None:
+    first = hop(ACE, BEE, "@Bee take the venue and @Cy the catering")
+    same_message = HopRecord(ACE, CY, HANDOFF, first.text, first.at, first.source)
+
+    assert guards.check([first], same_message, ROOMY) is None
