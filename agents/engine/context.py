@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from agents.llm import decision_schema, embedded_messages
 from agents.memory.selectors import RememberedItem, retrieve_for_turn
-from agents.models import AgentNote, ModelProfile, Question, Turn
+from agents.models import AgentNote, ModelProfile, Question, Trigger, Turn
 from agents.models.records import TurnContext
 from agents.policies.memory_facts import MemoryFact
 from agents.schemas import json_schema
@@ -112,11 +112,17 @@ def build_context(turn: Turn, profile: ModelProfile, *, document: Document | Non
     if turn.requested_by_id:
         people.add(turn.requested_by_id)
     request = str(turn.inputs.get("prompt", ""))
+    asked_by = ""
+    if turn.trigger == Trigger.AGENT:  # another agent's message addressed this one: its request
+        ids = set(turn.inputs.get("message_ids", []))
+        asking = [m for m in recent if m.pk in ids]
+        if asking:
+            request, asked_by = asking[-1].body, asking[-1].author_name
     query = request or (recent[-1].body if recent else task.title)
     memory = memory_for_turn(
         turn, sorted(people), query[:500], token_budget=limits["memory_tokens"]
     )
-    return {
+    shown: TurnContext = {
         "agent": turn.agent.name,
         "workspace_instructions": _clip(
             task.workspace.instructions, limits["workspace_instructions_chars"]
@@ -144,6 +150,9 @@ def build_context(turn: Turn, profile: ModelProfile, *, document: Document | Non
         "trigger": turn.trigger,
         "mode": turn.agent.mode,
     }
+    if asked_by:
+        shown["asked_by"] = asked_by
+    return shown
 
 
 _RULES = """\
@@ -218,7 +227,8 @@ def prompt_messages(context: Mapping[str, Any], profile: ModelProfile) -> list[B
             + "\n".join(f"* Q: {a['question']} A: {a['answer']}" for a in context["answers"])
         )
     if context["request"]:
-        parts.append(f"{context['requested_by']} asks you: {_clip(context['request'], limit)}")
+        asker = context.get("asked_by") or context["requested_by"]
+        parts.append(f"{asker} asks you: {_clip(context['request'], limit)}")
     chat = "\n".join(
         f"- {m['author']}: {_clip(m['body'], limit)}".replace("\n", " ")
         for m in context["messages"]

@@ -57,6 +57,7 @@ class TurnContext(_ShownContext, total=False):
     and read as a mapping by the policies (``agents.policies.adapter.decide_from_context``)."""
 
     policy_hint: str  # what the policy tells the model (the engine adds it to the prompt)
+    asked_by: str  # another agent's name, when its message addressed this turn (issue 30)
     # The embedded model only: what the turn knows, for its reply's grounded first sentence
     # (``agents.policies.understand.grounding``), and the items retrieved before
     # ``memory_item_ids`` was narrowed to those the reply states.

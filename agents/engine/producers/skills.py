@@ -19,8 +19,11 @@ from agents.schemas import DecisionOut
 from agents.skills import route
 from agents.skills.produce import quotable, skill_actions
 
-# The turns a person's request started (not an idle document, not a question that timed out).
-SKILL_TRIGGERS = frozenset({Trigger.MENTION, Trigger.MESSAGE, Trigger.ASK, Trigger.ANSWER})
+# The turns a request started, a person's or another agent's (not an idle document, not a
+# question that timed out).
+SKILL_TRIGGERS = frozenset(
+    {Trigger.MENTION, Trigger.MESSAGE, Trigger.ASK, Trigger.ANSWER, Trigger.AGENT}
+)
 
 
 def _request(inp: TurnInput) -> str:

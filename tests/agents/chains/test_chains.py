@@ -13,9 +13,10 @@ from django.contrib.auth.models import User
 from langchain_core.messages import BaseMessage
 
 from agents import jobs
+from agents.defaults import create_default_agent
 from agents.engine import runner
 from agents.llm import fakes
-from agents.models import Agent, Chain, Hop, Question, Trigger, Turn, TurnStatus
+from agents.models import Action, Agent, Chain, Hop, ModelCall, Question, Trigger, Turn, TurnStatus
 from agents.outbox import enqueue
 from agents.services import questions as question_services
 from agents.services import turns as turn_services
@@ -78,7 +79,12 @@ def _ask_bee(messages: list[BaseMessage]) -> str:
     return _reply("I will plan for the budget you gave.")
 
 
+def _to_assistant(messages: list[BaseMessage]) -> str:
+    return _reply("@Assistant make a checklist for the offsite")
+
+
 for _name, _behaviour in {
+    "chain-to-assistant": _to_assistant,
     "chain-ping-pong": _ping_pong,
     "chain-repeat": _repeat,
     "chain-hand-off": _hand_off,
@@ -355,3 +361,30 @@ def test_a_failed_hand_off_goes_back_to_the_agent_that_handed_it_over(
     assert ace_again.hop_kind == "error"
     assert ace_again.parent == bee_turn
     assert Hop.objects.filter(kind="error").count() == 1
+
+
+def test_a_skills_agent_addressed_by_another_agent_answers_that_agents_request(
+    workspace: Workspace,
+    alice: User,
+    bob: User,
+    task: Task,
+    on_task: Callable[..., Agent],
+    run_queued: Callable[[], list[str]],
+) -> None:
+    """The default install's agent (skills, no model call) takes a hop like any other."""
+    assistant = create_default_agent(workspace=workspace, owner=alice)
+    assistant.tasks.add(task)
+    on_task("Ace", "chain-to-assistant")
+
+    _post(workspace, bob, task, "@Ace get us organised")
+    ran = run_queued()
+
+    assert ran == ["Ace", "Assistant"]
+    turn = Turn.objects.get(agent=assistant)
+    assert turn.context["request"] == "@Assistant make a checklist for the offsite"
+    assert turn.context["asked_by"] == "Ace"
+    assert turn.hop_kind == "handoff"
+    assert not ModelCall.objects.filter(turn=turn).exists()  # a skill answered
+    answer = Action.objects.get(turn=turn, kind="reply")
+    assert answer.status == Action.Status.APPLIED
+    assert "- [ ]" in Message.objects.get(pk=answer.result["message_id"]).body
