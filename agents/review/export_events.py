@@ -97,6 +97,9 @@ def _turns(spec: ExportSpec) -> Iterator[Event]:
         "task_id",
         "task__workspace_id",
         "requested_by__username",
+        "parent_id",
+        "chain_id",
+        "hop_kind",
     )
     for row in rows.iterator(chunk_size=CHUNK):
         decision = row["policy_decision"] or {}
@@ -115,6 +118,10 @@ def _turns(spec: ExportSpec) -> Iterator[Event]:
                 "trigger": row["trigger"],
                 "status": row["status"],
                 "requested_by": row["requested_by__username"],
+                # Chains (issue 30): the turn whose message addressed this agent, and how.
+                "parent_turn_id": row["parent_id"],
+                "chain_id": row["chain_id"],
+                "hop_kind": row["hop_kind"] or None,
                 "policy": row["policy_name"],
                 "policy_decision": decision.get("decision") if isinstance(decision, dict) else None,
                 "policy_reason": decision.get("reason") if isinstance(decision, dict) else None,

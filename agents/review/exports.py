@@ -51,6 +51,9 @@ TURN_COLUMNS = [
     "duration_ms",
     "requested_by",
     "error",
+    "parent_turn",
+    "chain",
+    "hop_kind",
 ]
 
 
@@ -83,6 +86,9 @@ def turns_csv_lines(spec: ExportSpec) -> Iterator[str]:
         "finished_at",
         "requested_by__username",
         "error",
+        "parent_id",
+        "chain_id",
+        "hop_kind",
     )
     for row in rows.iterator(chunk_size=CHUNK):
         (
@@ -106,6 +112,9 @@ def turns_csv_lines(spec: ExportSpec) -> Iterator[str]:
             finished,
             requested_by,
             error,
+            parent,
+            chain,
+            hop_kind,
         ) = row
         duration = int((finished - started).total_seconds() * 1000) if started and finished else ""
         yield writer.writerow(
@@ -129,5 +138,8 @@ def turns_csv_lines(spec: ExportSpec) -> Iterator[str]:
                 duration,
                 requested_by or "",
                 error,
+                parent or "",
+                chain or "",
+                hop_kind,
             ]
         )

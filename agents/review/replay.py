@@ -93,17 +93,25 @@ def build_timeline(task: Task, *, viewer: User) -> Timeline:
         .order_by("id")[:MAX_EVENTS]
     ):
         decision = turn.policy_decision if isinstance(turn.policy_decision, dict) else {}
+        summary = (
+            f"Turn ({turn.get_trigger_display().lower()}) — {turn.get_status_display().lower()}"
+        )
+        if turn.parent_id is not None:  # another agent's message addressed it (issue 30)
+            summary += f" — {turn.hop_kind or 'hop'} from turn {turn.parent_id}"
         add(
             turn.created_at,
             2,
             kind="turn",
             actor=turn.agent.name,
-            summary=(
-                f"Turn ({turn.get_trigger_display().lower()}) — {turn.get_status_display().lower()}"
-            ),
+            summary=summary,
             body=str(decision.get("reason", "")) if decision else "",
             link_turn=turn.pk,
-            extra={"decision": decision.get("decision", ""), "policy": turn.policy_name},
+            extra={
+                "decision": decision.get("decision", ""),
+                "policy": turn.policy_name,
+                "parent_turn": turn.parent_id,
+                "chain": turn.chain_id,
+            },
         )
 
     for question in (

@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.memory.models import MemoryHistory, MemoryItem, MemorySettings, Scope
+from agents.models import Chain, Turn
 from agents.review.models import ReviewSettings
 from agents.review.privacy import MEMORY_WITHHELD
 from collab.audit.models import AuditEvent
@@ -276,3 +277,33 @@ def test_the_export_carries_feedback_and_the_logged_policy_probabilities(
     logged = next(e for e in events if e["event"] == "turn")["data"]
     assert logged["policy_probabilities"] == {"ask": 0.9, "act": 0.1}
     assert logged["policy_features"] == [1.0, 0.5]
+
+
+def test_a_turn_another_agent_addressed_exports_its_parent_turn_chain_and_hop_kind(
+    as_user, workspace, task, alice
+):
+    agent = make_agent(workspace)
+    asker = make_turn(agent, task)
+    chain = Chain.objects.create(task=task, root_turn=asker, budget=3)
+    addressed = make_turn(make_agent(workspace, "Critic"), task, trigger="agent")
+    Turn.objects.filter(pk=asker.pk).update(chain=chain)
+    Turn.objects.filter(pk=addressed.pk).update(parent=asker, chain=chain, hop_kind="review")
+
+    events = read_jsonl(as_user(alice).get(reverse("review:task_export", args=[task.pk])))
+    rows = read_csv(
+        as_user(alice).get(reverse("review:workspace_turns_csv", args=[task.workspace_id]))
+    )
+
+    turns = {e["data"]["turn_id"]: e["data"] for e in events if e["event"] == "turn"}
+    assert (turns[addressed.pk]["parent_turn_id"], turns[addressed.pk]["hop_kind"]) == (
+        asker.pk,
+        "review",
+    )
+    assert turns[addressed.pk]["chain_id"] == turns[asker.pk]["chain_id"] == chain.pk
+    assert (turns[asker.pk]["parent_turn_id"], turns[asker.pk]["hop_kind"]) == (None, None)
+    by_id = {row["turn_id"]: row for row in rows}
+    assert (by_id[str(addressed.pk)]["parent_turn"], by_id[str(addressed.pk)]["hop_kind"]) == (
+        str(asker.pk),
+        "review",
+    )
+    assert by_id[str(asker.pk)]["parent_turn"] == ""
