@@ -19,6 +19,8 @@ from agents.models import (
     AgentNote,
     Assumption,
     Feedback,
+    Hop,
+    HopKind,
     Question,
     Suggestion,
     Turn,
@@ -341,6 +343,30 @@ def attach_message_assumptions(task_id: int, messages: list[dict[str, Any]]) -> 
         assumption = found.get(message["id"])
         if assumption is not None:
             message["assumption"] = assumption_payload(assumption)
+
+
+def hop_payload(*, kind: str, to: str) -> dict[str, str]:
+    """How a chat message shows the hop it made (issue 30): its type and the agent addressed."""
+    return {"kind": kind, "label": HopKind(kind).label, "to": to}
+
+
+def attach_message_hops(task_id: int, messages: list[dict[str, Any]]) -> None:
+    """Give the agents' messages that addressed other agents their hops (type, to whom), in one
+    query."""
+    ids = [m["id"] for m in messages if m.get("kind") in (Message.Kind.AGENT, Message.Kind.SYSTEM)]
+    if not ids:
+        return
+    found: dict[int, list[dict[str, str]]] = {}
+    rows = (
+        Hop.objects.filter(chain__task_id=task_id, message_id__in=ids)
+        .order_by("index")
+        .values_list("message_id", "kind", "to_agent__name")
+    )
+    for message_id, kind, to in rows:
+        found.setdefault(message_id, []).append(hop_payload(kind=kind, to=to))
+    for message in messages:
+        if message["id"] in found:
+            message["hops"] = found[message["id"]]
 
 
 def get_task_assumption(access: TaskAccess, assumption_id: int) -> Assumption:

@@ -143,7 +143,9 @@ def apply_with_decision(*, turn: Turn, actions: list[Action]) -> None:
         _apply_locked(action=action, turn=turn, save=False)
 
 
-def publish_agent_message(message: Message, *, turn_id: int) -> None:
+def publish_agent_message(
+    message: Message, *, turn_id: int, hops: list[dict[str, str]] | None = None
+) -> None:
     """An agent's reply or question, live on every open page of the task; the people whose own
     remembered items the turn used see them as chips on it at once, as after a reload (each
     only theirs). Called once committed."""
@@ -153,6 +155,7 @@ def publish_agent_message(message: Message, *, turn_id: int) -> None:
     broadcast.chat_message(
         message.pk,
         message=message,
+        extras={"hops": hops} if hops else None,  # the agents it addressed (issue 30)
         per_user={owner: {"memory_used": items} for owner, items in chips.items()},
     )
 
@@ -170,8 +173,8 @@ def _apply_locked(*, action: Action, turn: Turn, save: bool = True) -> live_typi
             task_id=turn.task_id, author_name=agent.name, body=text, kind=Message.Kind.AGENT
         )
         result["message_id"] = message.pk
-        transaction.on_commit(lambda: publish_agent_message(message, turn_id=turn.pk))
-        chains.agents_addressed(turn=turn, message=message)
+        hops = chains.agents_addressed(turn=turn, message=message)
+        transaction.on_commit(lambda: publish_agent_message(message, turn_id=turn.pk, hops=hops))
     elif action.kind == ActionKind.ASK:
         question_text = text if text.endswith("?") else f"{text}?"
         question = Question.objects.create(

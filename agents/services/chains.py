@@ -24,6 +24,7 @@ from django.utils import timezone
 from agents.chains import guards
 from agents.chains.hops import ERROR, QUESTION, REVIEW, HopRecord, classify_hop
 from agents.models import Agent, Chain, Hop, Question, Trigger, Turn
+from agents.selectors import hop_payload
 from agents.services.chat import post_agent_message
 from agents.services.turns import MENTION_RE, start_turn
 from collab.realtime import broadcast
@@ -63,10 +64,11 @@ def _echoed_lines(turn: Turn) -> list[str]:
     return [line for body in bodies for line in body.splitlines()]
 
 
-def agents_addressed(*, turn: Turn, message: Message, asked: bool = False) -> list[Turn]:
+def agents_addressed(*, turn: Turn, message: Message, asked: bool = False) -> list[dict[str, str]]:
     """Called when an action of ``turn`` posts ``message`` (a reply, or a question when
-    ``asked``), in that action's transaction: the turns it starts for the agents it addresses.
-    A message that names no other agent costs no query."""
+    ``asked``), in that action's transaction: start the turns of the agents it addresses.
+    Returns the hops that started, as the message shows them (``hop_payload``). A message that
+    names no other agent costs no query."""
     if not {n.lower() for n in MENTION_RE.findall(message.body)} - {turn.agent.name.lower()}:
         return []
     names = addressed_names(
@@ -89,7 +91,8 @@ def agents_addressed(*, turn: Turn, message: Message, asked: bool = False) -> li
     for agent in targets:
         kind = classify_hop(text=message.body, asked=asked, answering=answering, receiver=agent.pk)
         entry = _entry(turn=turn, to_agent=agent, kind=kind, message=message)
-        started.extend(_hop(chain, entry))
+        if _hop(chain, entry):
+            started.append(hop_payload(kind=kind, to=agent.name))
     return started
 
 

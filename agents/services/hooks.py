@@ -50,6 +50,7 @@ def task_finished(*, task: Task) -> None:
 def message_fragments(*, task_id: int, messages: list[dict[str, Any]], viewer: User) -> None:
     selectors.attach_message_feedback(viewer, task_id, messages)
     selectors.attach_message_assumptions(task_id, messages)
+    selectors.attach_message_hops(task_id, messages)
     memory_selectors.attach_memory_used(task_id, messages, viewer)
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
 from langchain_core.messages import BaseMessage
 
 from agents import jobs
@@ -20,6 +22,7 @@ from agents.models import Action, Agent, Chain, Hop, ModelCall, Question, Trigge
 from agents.outbox import enqueue
 from agents.services import questions as question_services
 from agents.services import turns as turn_services
+from collab.realtime import broadcast
 from collab.tasks import services as task_services
 from collab.tasks.models import Message, Task
 from collab.workspaces.models import Workspace
@@ -388,3 +391,34 @@ def test_a_skills_agent_addressed_by_another_agent_answers_that_agents_request(
     answer = Action.objects.get(turn=turn, kind="reply")
     assert answer.status == Action.Status.APPLIED
     assert "- [ ]" in Message.objects.get(pk=answer.result["message_id"]).body
+
+
+def test_the_chat_shows_each_hop_by_type_live_and_after_a_reload(
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    on_task: Callable[..., Agent],
+    run_queued: Callable[[], list[str]],
+    as_user: Callable[[User], Client],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    published: list[dict[str, Any]] = []
+    real = broadcast.chat_message
+
+    def capture(message_id: int, **kwargs: Any) -> None:
+        published.append({"id": message_id, **(kwargs.get("extras") or {})})
+        real(message_id, **kwargs)
+
+    monkeypatch.setattr(broadcast, "chat_message", capture)
+    on_task("Ace", "chain-hand-off")
+    on_task("Bee", "chain-hand-off")
+    _post(workspace, bob, task, "@Ace plan the kickoff")
+    run_queued()
+    hand_off = task.messages.get(body="@Bee please draft the agenda for the kickoff")
+
+    page = as_user(bob).get(reverse("tasks:detail", args=[task.pk])).content.decode()
+
+    live = next(event for event in published if event["id"] == hand_off.pk)
+    assert live["hops"] == [{"kind": "handoff", "label": "Hand-off", "to": "Bee"}]
+    assert page.count('data-testid="hops"') == 1
+    assert "Hand-off → Bee" in page
