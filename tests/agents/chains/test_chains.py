@@ -37,6 +37,8 @@ _FRESH = (
     "order badges and signage from the printer",
     "confirm the wifi contract with the hotel",
     "write up the risks we found so far",
+    "send the invitations to every team",
+    "collect dietary needs from everyone",
 )
 
 
@@ -223,6 +225,32 @@ def test_the_hop_budget_stops_two_agents_that_keep_addressing_each_other(
     assert chain.notice is not None
     assert chain.notice.body == notice
     assert not Turn.objects.filter(status=TurnStatus.QUEUED).exists()
+
+
+def test_only_a_persons_message_resets_the_budget_of_a_chain_going_on(
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    on_task: Callable[..., Agent],
+    run_queued: Callable[[], list[str]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    on_task("Ace", "chain-ping-pong")
+    on_task("Bee", "chain-ping-pong")
+    _post(workspace, bob, task, "@Ace get the offsite going")
+    for _ in range(2):  # Ace, then Bee: two hops; Ace's next turn is queued
+        turn = Turn.objects.filter(status=TurnStatus.QUEUED).order_by("id").first()
+        assert turn is not None
+        with django_capture_on_commit_callbacks(execute=True):
+            runner.run_turn(turn_id=turn.pk)
+
+    _post(workspace, bob, task, "Looks good so far.")  # no agent mentioned: no turn of its own
+    ran = run_queued()
+
+    # Three more hops after bob's message, whatever came before it.
+    assert ran == ["Ace", "Bee", "Ace", "Bee"]
+    chain = Chain.objects.get()
+    assert (chain.hop_count, chain.guard) == (5, "hop budget")
 
 
 def test_continue_from_a_person_resets_the_budget_and_starts_the_held_hop(
