@@ -281,6 +281,9 @@ def embedded_messages(context: Mapping[str, Any]) -> list[BaseMessage]:
     requester = str(context.get("requested_by") or "")
     humans = [m for m in messages if m.get("kind") == "human"]
     asked = humans[-1] if humans else None  # a mention (or the Ask box's message): the newest
+    if context.get("asked_by"):  # another agent's message addressed this one: it asked
+        requester = str(context["asked_by"])
+        asked = next((m for m in reversed(messages) if str(m["body"]) == request), None)
     if asked is not None and (not request or request in str(asked["body"])):
         messages.remove(asked)  # ... is the request, shown once, last
         request = request or str(asked["body"])

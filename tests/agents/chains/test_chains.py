@@ -18,6 +18,7 @@ from agents import jobs
 from agents.defaults import create_default_agent
 from agents.engine import runner
 from agents.llm import fakes
+from agents.llm.embedded import embedded_messages
 from agents.models import Action, Agent, Chain, Hop, ModelCall, Question, Trigger, Turn, TurnStatus
 from agents.outbox import enqueue
 from agents.services import questions as question_services
@@ -450,3 +451,24 @@ def test_the_chat_shows_each_hop_by_type_live_and_after_a_reload(
     assert live["hops"] == [{"kind": "handoff", "label": "Hand-off", "to": "Bee"}]
     assert page.count('data-testid="hops"') == 1
     assert "Hand-off → Bee" in page
+
+
+def test_the_embedded_model_is_told_which_agent_asked(task: Task) -> None:
+    context = {
+        "agent": "Bee",
+        "task": {"title": task.title, "goal": ""},
+        "document": "",
+        "messages": [
+            {"author": "bob", "kind": "human", "body": "@Ace plan the kickoff"},
+            {"author": "Ace", "kind": "agent", "body": "@Bee please draft the agenda"},
+        ],
+        "request": "@Bee please draft the agenda",
+        "requested_by": "bob",
+        "asked_by": "Ace",
+    }
+
+    user = str(embedded_messages(context)[-1].content)
+
+    assert "Ace asks you: please draft the agenda" in user
+    assert "Reply to Ace." in user
+    assert user.count("please draft the agenda") == 1  # the request, not also a chat line
