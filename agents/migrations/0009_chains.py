@@ -15,7 +15,16 @@ class Migration(migrations.Migration):
             model_name="turn",
             name="hop_kind",
             field=models.CharField(
-                blank=True, help_text="The type of the hop that started it (if any).", max_length=20
+                blank=True,
+                choices=[
+                    ("handoff", "Hand-off"),
+                    ("review", "Review request"),
+                    ("answer", "Answer"),
+                    ("question", "Question"),
+                    ("error", "Error"),
+                ],
+                help_text="The type of the hop that started it (if any).",
+                max_length=20,
             ),
         ),
         migrations.AddField(

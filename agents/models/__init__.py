@@ -13,7 +13,7 @@ from agents.models.agents import (
     Agent,
     AgentMode,
 )
-from agents.models.chains import Chain, Hop, HopKind
+from agents.models.chains import Chain, Hop
 from agents.models.feedback import (
     FEEDBACK_COMMENT_MAX,
     FEEDBACK_TARGETS,
@@ -30,6 +30,7 @@ from agents.models.turns import (
     FINAL_STATUSES,
     Action,
     ActionKind,
+    HopKind,
     ModelCall,
     Trigger,
     Turn,

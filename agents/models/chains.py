@@ -8,18 +8,9 @@ from __future__ import annotations
 
 from django.db import models
 
-from agents.chains import hops
 from agents.models.agents import Agent
-from agents.models.turns import Turn
+from agents.models.turns import HopKind, Turn
 from collab.tasks.models import Message, Task
-
-
-class HopKind(models.TextChoices):
-    HANDOFF = hops.HANDOFF, "Hand-off"
-    REVIEW = hops.REVIEW, "Review request"
-    ANSWER = hops.ANSWER, "Answer"
-    QUESTION = hops.QUESTION, "Question"
-    ERROR = hops.ERROR, "Error"
 
 
 class Chain(models.Model):

@@ -8,6 +8,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import models
 
+from agents.chains import hops
 from agents.models.agents import Agent
 from agents.models.profiles import Provider
 from collab.tasks.models import Task
@@ -36,6 +37,16 @@ class Trigger(models.TextChoices):
     AGENT = "agent", "Addressed by an agent"
 
 
+class HopKind(models.TextChoices):
+    """The type of a hop of a chain (``agents.models.chains``): how one agent addressed another."""
+
+    HANDOFF = hops.HANDOFF, "Hand-off"
+    REVIEW = hops.REVIEW, "Review request"
+    ANSWER = hops.ANSWER, "Answer"
+    QUESTION = hops.QUESTION, "Question"
+    ERROR = hops.ERROR, "Error"
+
+
 class Turn(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="turns")
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="agent_turns")
@@ -53,7 +64,10 @@ class Turn(models.Model):
         "agents.Chain", on_delete=models.SET_NULL, null=True, blank=True, related_name="turns"
     )
     hop_kind = models.CharField(
-        max_length=20, blank=True, help_text="The type of the hop that started it (if any)."
+        max_length=20,
+        choices=HopKind.choices,
+        blank=True,
+        help_text="The type of the hop that started it (if any).",
     )
     context = models.JSONField(default=dict, help_text="What the model was shown.")
     policy_name = models.CharField(max_length=40, blank=True)

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from agents.models import ModelCall
+from agents.models import ModelCall, Turn
 from agents.review.selectors import ReviewScope
 from agents.review.traces import TraceFilter, decode_cursor, list_model_calls, list_turns
 from tests import factories
@@ -180,6 +180,20 @@ def test_the_older_link_opens_the_next_page(as_user, agent, task, staff):
 
     assert f"before={cursor}" in first.content.decode()
     assert ids(second.context["page"]) == sorted(made)[:3][::-1]
+
+
+def test_turn_detail_links_a_turn_another_agent_addressed_to_its_parent(
+    as_user, agent, task, alice
+):
+    asker = make_turn(agent, task)
+    addressed = make_turn(agent, task, trigger="agent")
+    Turn.objects.filter(pk=addressed.pk).update(parent=asker, hop_kind="review")
+
+    html = as_user(alice).get(reverse("review:turn", args=[addressed.pk])).content.decode()
+    own = as_user(alice).get(reverse("review:turn", args=[asker.pk])).content.decode()
+
+    assert f'Review request from <a href="{reverse("review:turn", args=[asker.pk])}">' in html
+    assert 'data-testid="parent-turn"' not in own
 
 
 def test_turn_detail_shows_the_whole_trace(as_user, agent, task, alice, bob):
