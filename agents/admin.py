@@ -9,7 +9,9 @@ from agents.models import (
     Action,
     Agent,
     AgentNote,
+    Chain,
     Feedback,
+    Hop,
     ModelCall,
     ModelProfile,
     PolicyState,
@@ -91,8 +93,26 @@ class TurnAdmin(admin.ModelAdmin):
     list_display = ["id", "agent", "task", "trigger", "status", "model_label", "created_at"]
     list_filter = ["status", "trigger", "provider"]
     search_fields = ["agent__name", "task__title"]
-    raw_id_fields = ["agent", "task", "requested_by"]
+    raw_id_fields = ["agent", "task", "requested_by", "parent", "chain"]
     inlines = [ActionInline, ModelCallInline]
+
+
+class HopInline(admin.TabularInline):
+    model = Hop
+    extra = 0
+    fields = ["index", "kind", "from_agent", "to_agent", "from_turn", "to_turn", "text"]
+    raw_id_fields = ["from_agent", "to_agent", "from_turn", "to_turn", "message"]
+
+
+@admin.register(Chain)
+class ChainAdmin(admin.ModelAdmin):
+    """Chains of agents addressing agents (issue 30): status, the guard that stopped one."""
+
+    list_display = ["id", "task", "status", "hop_count", "budget", "guard", "created_at"]
+    list_filter = ["status", "guard"]
+    search_fields = ["task__title"]
+    raw_id_fields = ["task", "root_turn", "notice"]
+    inlines = [HopInline]
 
 
 @admin.register(ModelCall)

@@ -472,3 +472,27 @@ def test_the_embedded_model_is_told_which_agent_asked(task: Task) -> None:
     assert "Ace asks you: please draft the agenda" in user
     assert "Reply to Ace." in user
     assert user.count("please draft the agenda") == 1  # the request, not also a chat line
+
+
+def test_a_superuser_sees_a_chain_and_its_hops_in_the_admin(
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    on_task: Callable[..., Agent],
+    run_queued: Callable[[], list[str]],
+    as_user: Callable[[User], Client],
+) -> None:
+    on_task("Ace", "chain-hand-off")
+    on_task("Bee", "chain-hand-off")
+    _post(workspace, bob, task, "@Ace plan the kickoff")
+    run_queued()
+    chain = Chain.objects.get()
+    admin = factories.make_user("root")
+    admin.is_staff = admin.is_superuser = True
+    admin.save(update_fields=["is_staff", "is_superuser"])
+
+    listing = as_user(admin).get(reverse("admin:agents_chain_changelist"))
+    page = as_user(admin).get(reverse("admin:agents_chain_change", args=[chain.pk]))
+
+    assert listing.status_code == page.status_code == 200
+    assert "@Bee please draft the agenda for the kickoff" in page.content.decode()
