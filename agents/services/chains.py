@@ -110,6 +110,8 @@ def report_failure(*, turn_id: int, note_id: int) -> list[Turn]:
         if receiver is None or receiver.pk == turn.agent_id:
             return []
         chain = Chain.objects.select_for_update().get(pk=turn.chain_id)
+        if any(entry.get("message_id") == note.pk for entry in chain.held):
+            return []  # a redelivered job, the first delivery's hop held
         return _hop(chain, _entry(turn=turn, to_agent=receiver, kind=ERROR, message=note))
 
 
