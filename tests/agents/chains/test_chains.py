@@ -282,6 +282,28 @@ def test_continue_from_a_person_resets_the_budget_and_starts_the_held_hop(
     assert chain.hop_count == 7
 
 
+def test_the_rate_limit_stops_an_agent_that_addresses_others_too_often(
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    on_task: Callable[..., Agent],
+    run_queued: Callable[[], list[str]],
+    settings: Any,
+) -> None:
+    settings.AGENTS_CHAIN_HOP_BUDGET = 10
+    settings.AGENTS_CHAIN_AGENT_SENDS = 1  # one message addressing agents a minute, each
+    on_task("Ace", "chain-ping-pong")
+    on_task("Bee", "chain-ping-pong")
+
+    _post(workspace, bob, task, "@Ace get the offsite going")
+    ran = run_queued()
+
+    assert ran == ["Ace", "Bee", "Ace"]  # Ace's second message to Bee is refused
+    chain = Chain.objects.get()
+    assert (chain.budget, chain.hop_count, chain.guard) == (10, 2, "rate limit")
+    assert "the rate limit tripped" in _said(task)[-1]
+
+
 def test_the_loop_detector_stops_a_request_going_back_and_forth_reworded(
     workspace: Workspace,
     bob: User,
