@@ -238,14 +238,13 @@ def load_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def _memory_facts(lines: Iterable[str], requester: str) -> list[MemoryFact]:
-    # The product's own extractor, as the memory store keys a stated preference.
+    # The product's own extractor, as the memory store keys a stated preference; a line it
+    # keys nothing for is kept as its text, as a person's own memory item is.
     facts = []
     for n, line in enumerate(lines):
         found = structure(line)
-        if found is not None:
-            facts.append(
-                MemoryFact(n, 1, requester, found.key, found.value, "global", found.kinds, line)
-            )
+        key, value, kinds = (found.key, found.value, found.kinds) if found else ("", line, ())
+        facts.append(MemoryFact(n, 1, requester, key, value, "global", kinds, line))
     return facts
 
 

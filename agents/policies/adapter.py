@@ -44,13 +44,13 @@ def memory_facts(context: Mapping[str, Any]) -> list[MemoryFact]:
     for item in context.get("memory_items", ()) or ():
         if isinstance(item, MemoryFact):
             facts.append(item)
-        elif isinstance(item, Mapping) and item.get("key"):
+        elif isinstance(item, Mapping) and (item.get("key") or item.get("text")):
             facts.append(
                 MemoryFact(
                     item_id=item.get("item_id"),
                     person_id=item.get("person_id"),
                     person_name=str(item.get("person_name", "")),
-                    key=str(item["key"]),
+                    key=str(item.get("key") or ""),
                     value=str(item.get("value", "")),
                     scope=str(item.get("scope", "workspace")),
                     kinds=tuple(str(k) for k in item.get("kinds", ()) or ()),

@@ -68,6 +68,13 @@ log = logging.getLogger(__name__)
 
 MEMORY_CONFIDENCE_CAP = 0.9
 MODEL_CONFIDENCE_CAP = 0.9
+MEMORY_TEXT_CONFIDENCE = 0.8
+
+
+def _given(found: Sequence[Candidate]) -> bool:
+    return any(c.confidence >= ANSWER_THRESHOLD for c in found)
+
+
 # An earlier chat message's "tomorrow" or "on Friday" is read against the request's day, not the
 # message's own: a guess (below ANSWER_THRESHOLD), never an answer.
 RELATIVE_CHAT_DATE_CONFIDENCE = 0.4
@@ -228,6 +235,19 @@ def build_situation(
         if spec is not None and raw.strip():
             value = normalise(raw, spec, today=today) or raw.strip()[:120]
             add(spec.name, Candidate(value, "memory", MEMORY_CONFIDENCE_CAP, "your memory", raw))
+    # What the person's memory says in their own words ("My readers are total beginners"),
+    # for the slots nothing newer gives: read like the chat, a little less sure than a key.
+    kind = template.kind if template else None
+    for fact in facts:
+        text = fact.text or f"{fact.key}: {fact.value}"
+        if fact.slot_name or (fact.kinds and kind not in fact.kinds) or not text.strip():
+            continue
+        open_specs = [s for s in specs if not _given(candidates.get(s.name, ()))]
+        for name, hit in detect(text, open_specs, today=today).items():
+            if by_name[name].type == "text" and hit.confidence < 0.6:
+                continue
+            confidence = min(hit.confidence, MEMORY_TEXT_CONFIDENCE)
+            add(name, Candidate(hit.value, "memory", confidence, "your memory", hit.evidence))
 
     ignored: list[str] = []
     if extraction is not None:

@@ -113,3 +113,41 @@ def test_a_title_of_the_kinds_own_words_names_no_subject() -> None:
         )
     )
     assert not [v for v in facts.known if v.slot == "topic"]
+
+
+def _note(text: str, person_id: int = 1) -> dict[str, object]:
+    return {
+        "item_id": 7,
+        "person_id": person_id,
+        "person_name": "alice",
+        "key": "",
+        "value": "",
+        "scope": "global",
+        "kinds": [],
+        "text": text,
+        "shared": False,
+    }
+
+
+def test_a_memory_item_in_the_persons_own_words_gives_its_value() -> None:
+    ctx = context(
+        "Blog post",
+        "A post about index funds versus ETFs.",
+        "@Assistant write the post",
+        template="blog_post",
+        memory=(_note("My blog readers are total beginners to investing."),),
+    )
+    facts = skills.facts_from_context(ctx)
+    assert [v.raw for v in facts.known if v.slot == "audience"] == ["beginners"]
+
+
+def test_someone_elses_memory_item_gives_nothing() -> None:
+    ctx = context(
+        "Blog post",
+        "A post about index funds versus ETFs.",
+        "@Assistant write the post",
+        template="blog_post",
+        memory=(_note("My blog readers are total beginners to investing.", person_id=2),),
+    )
+    facts = skills.facts_from_context(ctx)
+    assert not [v for v in facts.known if v.slot == "audience"]
