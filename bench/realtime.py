@@ -37,6 +37,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -112,21 +113,33 @@ def node_workdir() -> Path:
     return workdir
 
 
-def run_load(workdir: Path, config: dict[str, Any], pid: int) -> dict[str, Any]:
+def run_load(
+    workdir: Path, config: dict[str, Any], pid: int, *, profile: bool = False
+) -> dict[str, Any]:
+    """Run one load against the server ``pid``; with ``profile``, tell its sampler (see
+    bench/_sampler.py) to sample the measured window only."""
     path = workdir / f"load-{os.getpid()}.json"
     path.write_text(json.dumps(config))
     with ProcessSampler(pid) as sampler:
-        result = subprocess.run(
+        node = subprocess.Popen(
             ["node", "realtime_load.mjs", path.name],
             cwd=workdir,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=config["duration"] + config["warmup"] + config["drain"] + 600,
-            check=False,
         )
-    if result.returncode != 0:
-        raise RuntimeError(f"load generator failed:\n{result.stderr[-3000:]}")
-    figures: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+        assert node.stderr is not None and node.stdout is not None
+        errors = []
+        for line in node.stderr:  # "measuring: start/stop" around the measured window
+            if profile and line.startswith("measuring: "):
+                os.kill(pid, signal.SIGUSR1 if line.strip().endswith("start") else signal.SIGUSR2)
+            else:
+                errors.append(line)
+        stdout = node.stdout.read()
+        returncode = node.wait(config["duration"] + config["warmup"] + config["drain"] + 600)
+    if returncode != 0:
+        raise RuntimeError(f"load generator failed:\n{''.join(errors)[-3000:]}")
+    figures: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
     figures["cpu_percent"] = sampler.cpu_percent
     figures["peak_rss_mb"] = sampler.peak_rss_mb
     return figures
@@ -173,6 +186,18 @@ def main() -> None:
     parser.add_argument("--redis", action="store_true", help="production relay through Redis")
     parser.add_argument("--skip-cold-load", action="store_true")
     parser.add_argument("--skip-reference", action="store_true")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SETTING=VALUE",
+        help="an environment setting for the Collab server (e.g. DOCUMENT_FLUSH_DELAY=0.2)",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="run Collab under bench/_sampler.py and print where its CPU goes per edit",
+    )
     args = parser.parse_args()
 
     workdir = node_workdir()
@@ -182,7 +207,10 @@ def main() -> None:
             if not redis_available():
                 raise SystemExit(f"--redis needs Redis at {TEST_REDIS_URL}")
             redis_url = TEST_REDIS_URL
-        site = LiveSite(Path(tmp) / "site", redis_url=redis_url, settings={"LOG_LEVEL": "ERROR"})
+        settings = dict(item.split("=", 1) for item in args.set)
+        site = LiveSite(
+            Path(tmp) / "site", redis_url=redis_url, settings={"LOG_LEVEL": "ERROR", **settings}
+        )
         try:
             bench(site, workdir, args)
         finally:
@@ -215,7 +243,9 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
     fanout_task = json.loads(site.manage("tasks", "1"))[0]
     token = cast.tokens["alice"]
     headers = {"Authorization": f"Bearer {token}"}
-    server = site.start()
+    profile_path = Path(tempfile.gettempdir()) / "collab-realtime-profile.json"
+    launcher = [sys.executable, str(ROOT / "bench" / "_sampler.py"), str(profile_path)]
+    server = site.start(launcher=launcher if args.profile else None)
 
     common = {"warmup": 3, "drain": 3, "duration": args.duration}
     steady = {
@@ -233,6 +263,7 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
         workdir,
         {**steady, "targets": [{"url": server.url(t), "headers": headers} for t in task_ids]},
         server.process.pid,
+        profile=args.profile,
     )
     print_load(title, ours)
     ours_fan = run_load(
@@ -242,6 +273,12 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
     )
     print_load(fan_title, ours_fan)
     server.stop()
+    if args.profile:
+        from bench import _sampler
+
+        print(f"\n  Where Collab's CPU went per edit ({title}, measured window):")
+        print(_sampler.summarise(str(profile_path), edits=ours["edits"]))
+        print(f"  (collapsed stacks in {profile_path})")
 
     if args.skip_reference:
         return

@@ -109,9 +109,11 @@ const timers = writers.map((client) => {
 
 await sleep(config.warmup * 1000)
 measuring = true
+process.stderr.write('measuring: start\n') // bench/realtime.py --profile samples this window
 const measureStart = performance.now()
 await sleep(config.duration * 1000)
 measuring = false
+process.stderr.write('measuring: stop\n')
 const measuredSeconds = (performance.now() - measureStart) / 1000
 timers.forEach((stop) => stop())
 await sleep(config.drain * 1000)
@@ -149,6 +151,7 @@ process.stdout.write(JSON.stringify({
   connectSeconds,
   measuredSeconds,
   edits: measuredEdits,
+  sentEdits: nextId - 1,
   receipts: latencies.length,
   p50: pct(0.5),
   p99: pct(0.99),

@@ -189,15 +189,14 @@ class LiveSite:
         state = merge_updates(*parts) if len(parts) > 1 else parts[0]
         return {"column": column, "log": ytext.text_of(state)}
 
-    def start(self, *, port: int | None = None) -> Server:
+    def start(self, *, port: int | None = None, launcher: list[str] | None = None) -> Server:
+        """Start Daphne (``launcher`` replaces ``python -m daphne``, e.g. under a profiler)."""
         port = port or free_port()
         log_path = self.directory / f"daphne-{port}.log"
         with log_path.open("ab") as log_file:
             process = subprocess.Popen(
                 [
-                    sys.executable,
-                    "-m",
-                    "daphne",
+                    *(launcher or [sys.executable, "-m", "daphne"]),
                     "-b",
                     "127.0.0.1",
                     "-p",
