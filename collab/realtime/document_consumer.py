@@ -8,11 +8,13 @@ Frames, acknowledgements and close codes are documented in docs/protocol.md "Doc
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Any
 
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
@@ -55,6 +57,18 @@ class DocumentConsumer(AsyncWebsocketConsumer):
     display_name = ""  # shown in presence (awareness.display_name), from the account
     role = ""
     can_edit = False
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        # With no channel layer, Channels' loop (await_many_dispatch) still wraps every ASGI
+        # message in a new task and an asyncio.wait: per frame, two more turns of the event
+        # loop. These sockets read their one source directly (bench/README.md "Live
+        # documents": where an edit's CPU goes).
+        self.scope = scope
+        self.channel_layer = None
+        self.base_send = send
+        with contextlib.suppress(StopConsumer):
+            while True:
+                await self.dispatch(await receive())
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels' dispatch runs close_old_connections() through the ORM's single database
@@ -118,7 +132,7 @@ class DocumentConsumer(AsyncWebsocketConsumer):
             await self._reject(CloseCode.INVALID_FRAME, str(exc))
 
     async def send_bytes(self, data: bytes) -> None:
-        await self.send(bytes_data=data)
+        await self.base_send({"type": "websocket.send", "bytes": data})
 
     async def close_socket(self, code: int) -> None:
         """The room cannot serve this socket any more (it missed a message it needed)."""
