@@ -68,7 +68,7 @@ class ProcessSampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _cpu_seconds(self) -> float:
+    def cpu_seconds(self) -> float:
         fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
@@ -86,7 +86,7 @@ class ProcessSampler:
                 return
 
     def __enter__(self) -> ProcessSampler:
-        self.cpu_start = self._cpu_seconds()
+        self.cpu_start = self.cpu_seconds()
         self.wall_start = time.monotonic()
         self._thread.start()
         return self
@@ -94,7 +94,7 @@ class ProcessSampler:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        self.cpu = self._cpu_seconds() - self.cpu_start
+        self.cpu = self.cpu_seconds() - self.cpu_start
         self.wall = time.monotonic() - self.wall_start
         self.peak_rss_mb = max(self.peak_rss_mb, self._rss_mb())
 
@@ -130,9 +130,13 @@ def run_load(
         )
         assert node.stderr is not None and node.stdout is not None
         errors = []
+        window: list[float] = []  # the server's CPU seconds at the measured window's ends
         for line in node.stderr:  # "measuring: start/stop" around the measured window
-            if profile and line.startswith("measuring: "):
-                os.kill(pid, signal.SIGUSR1 if line.strip().endswith("start") else signal.SIGUSR2)
+            if line.startswith("measuring: "):
+                window.append(sampler.cpu_seconds())
+                if profile:
+                    start = line.strip().endswith("start")
+                    os.kill(pid, signal.SIGUSR1 if start else signal.SIGUSR2)
             else:
                 errors.append(line)
         stdout = node.stdout.read()
@@ -141,6 +145,8 @@ def run_load(
         raise RuntimeError(f"load generator failed:\n{''.join(errors)[-3000:]}")
     figures: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
     figures["cpu_percent"] = sampler.cpu_percent
+    measured_cpu = window[-1] - window[0] if len(window) == 2 else None
+    figures["cpu_us_per_edit"] = 1e6 * measured_cpu / figures["edits"] if measured_cpu else None
     figures["peak_rss_mb"] = sampler.peak_rss_mb
     return figures
 
@@ -165,8 +171,15 @@ def print_load(title: str, figures: dict[str, Any]) -> None:
         f"socket errors {figures['errors']}"
     )
     print(
-        f"    server CPU {figures['cpu_percent']:5.1f} %   peak RSS {figures['peak_rss_mb']:.0f} MB"
+        f"    server CPU {figures['cpu_percent']:5.1f} % (whole load)   "
+        f"{cpu_per_edit(figures)} per edit (measured window)   "
+        f"peak RSS {figures['peak_rss_mb']:.0f} MB"
     )
+
+
+def cpu_per_edit(figures: dict[str, Any]) -> str:
+    value = figures.get("cpu_us_per_edit")
+    return "n/a" if value is None else f"{value:.0f} µs CPU"
 
 
 def ratio(ours: float | None, theirs: float | None) -> str:
@@ -312,7 +325,7 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
     print(
         f"  {title}: p50 {ratio(ours['p50'], theirs['p50'])}, "
         f"p99 {ratio(ours['p99'], theirs['p99'])}, "
-        f"CPU {ratio(ours['cpu_percent'], theirs['cpu_percent'])}"
+        f"CPU per edit {ratio(ours['cpu_us_per_edit'], theirs['cpu_us_per_edit'])}"
     )
     print(
         f"  {fan_title}: p50 {ratio(ours_fan['p50'], theirs_fan['p50'])}, "

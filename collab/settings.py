@@ -294,8 +294,11 @@ if DOCUMENT_MAX_BYTES > WEBSOCKET_MAX_MESSAGE_BYTES - 16 * 1024:
         "DOCUMENT_MAX_BYTES must stay at least 16 KiB under WEBSOCKET_MAX_MESSAGE_BYTES "
         f"({WEBSOCKET_MAX_MESSAGE_BYTES}), or a new client could not be sent the document."
     )
-# Updates are written to the database in batches: the first pending update waits this long.
+# Updates are written to the database in batches: once no new update has come for
+# DOCUMENT_FLUSH_DELAY (a debounce), or DOCUMENT_FLUSH_MAX_WAIT after the first pending one
+# when updates keep coming (under load: fewer, larger transactions; bench/README.md).
 DOCUMENT_FLUSH_DELAY = env_float("DOCUMENT_FLUSH_DELAY", 0.05)
+DOCUMENT_FLUSH_MAX_WAIT = max(DOCUMENT_FLUSH_DELAY, env_float("DOCUMENT_FLUSH_MAX_WAIT", 0.25))
 # A room without sockets stays loaded this long, then flushes and unloads.
 DOCUMENT_ROOM_IDLE_SECONDS = env_float("DOCUMENT_ROOM_IDLE_SECONDS", 30.0)
 # A socket that has been sent nothing for this long gets a sync step 1 (y-websocket clients

@@ -57,7 +57,7 @@ KIND_UPDATE = b"U"
 KIND_AWARENESS = b"A"
 _HEADER = len(MAGIC) + 1 + 16 + 8
 # A gap in a sender's sequence makes the room re-read the log after this delay (the sender
-# writes its batch to the database within DOCUMENT_FLUSH_DELAY plus one transaction).
+# writes its batch to the database within DOCUMENT_FLUSH_MAX_WAIT plus one transaction).
 GAP_CATCHUP_DELAY = 1.0
 
 

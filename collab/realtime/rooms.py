@@ -552,6 +552,7 @@ class RoomManager:
         self.relay: relay.Relay = relay.make_relay(self)
         self._dirty: set[Room] = set()
         self._flusher: asyncio.Task[None] | None = None
+        self._flush_requests = 0  # counts request_flush calls: the debounce sees new updates
         self._flush_lock = asyncio.Lock()
         # Rooms whose last batch failed on its own: retried after a pause, without holding up
         # the flushes of the other rooms.
@@ -607,12 +608,25 @@ class RoomManager:
 
     def request_flush(self, room: Room) -> None:
         self._dirty.add(room)
+        self._flush_requests += 1
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush_forever())
 
+    async def _wait_for_batch(self) -> None:
+        """Until no update has come for DOCUMENT_FLUSH_DELAY, or DOCUMENT_FLUSH_MAX_WAIT has
+        passed since the first pending one: one person typing is acknowledged after the short
+        pause; a busy process writes one transaction per max wait, not one per pause."""
+        deadline = time.monotonic() + settings.DOCUMENT_FLUSH_MAX_WAIT
+        while True:
+            seen = self._flush_requests
+            left = deadline - time.monotonic()
+            await asyncio.sleep(max(0.0, min(settings.DOCUMENT_FLUSH_DELAY, left)))
+            if self._flush_requests == seen or time.monotonic() >= deadline:
+                return
+
     async def _flush_forever(self) -> None:
         while self._dirty:
-            await asyncio.sleep(settings.DOCUMENT_FLUSH_DELAY)
+            await self._wait_for_batch()
             rooms, self._dirty = list(self._dirty), set()
             if not await self.flush_rooms(rooms):
                 await asyncio.sleep(1.0)  # the database is unavailable: retry, keep the updates
