@@ -8,20 +8,6 @@ from typing import Any
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "collab.settings")
-
-
-def _uncolour_autobahn_debug_lines() -> None:
-    """autobahn formats a debug line (dropped unless its log level is debug) for every frame
-    it sends or receives, colouring its arguments through click: ~30 µs of an edit's ~800
-    (``bench/realtime.py --profile``, bench/README.md, issue 31). Uncoloured, it costs little."""
-    try:
-        import autobahn.util
-    except ImportError:  # pragma: no cover - Daphne depends on autobahn
-        return
-    autobahn.util._HAS_CLICK = False  # type: ignore[attr-defined]
-
-
-_uncolour_autobahn_debug_lines()
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
