@@ -147,6 +147,7 @@ if __name__ == "__main__":
 # Where a stack's CPU goes: the first rule matching a frame, from the innermost frame out.
 CATEGORIES = (
     ("twisted/internet/tcp.py:writeSomeData", "socket writes (send syscalls)"),
+    ("twisted/python/util.py:untilConcludes", "socket writes (send syscalls)"),
     ("twisted/internet/tcp.py:doRead", "socket reads (recv syscalls)"),
     ("sqlite3", "database writer (SQLite, ORM)"),
     ("django/db/", "database writer (SQLite, ORM)"),
@@ -192,8 +193,11 @@ def summarise(path: str, *, edits: int, top: int = 25) -> str:
             for where in set(frames):
                 inclusive[where] += cpu
     total = sum(by_thread.values()) or 1.0
-    per = 1e6 / max(edits, 1)
-    lines.append(f"  sampled CPU {total:.2f} s = {total * per:.0f} µs per edit ({edits} edits)")
+    # Signals that come while one is pending are merged: scale the samples to the CPU used.
+    per = 1e6 / max(edits, 1) * (data["process_cpu"] / total)
+    lines.append(
+        f"  process CPU {data['process_cpu'] * 1e6 / max(edits, 1):.0f} µs per edit ({edits} edits), shared out by the samples"
+    )
     lines.append("  by thread:")
     for name, cpu in sorted(by_thread.items(), key=lambda row: -row[1]):
         lines.append(f"    {cpu * per:7.0f} µs  {100 * cpu / total:5.1f} %  {name}")
