@@ -296,9 +296,10 @@ if DOCUMENT_MAX_BYTES > WEBSOCKET_MAX_MESSAGE_BYTES - 16 * 1024:
     )
 # Updates are written to the database in batches: once no new update has come for
 # DOCUMENT_FLUSH_DELAY (a debounce), or DOCUMENT_FLUSH_MAX_WAIT after the first pending one
-# when updates keep coming (under load: fewer, larger transactions; bench/README.md).
+# when updates keep coming. A longer max wait saves CPU under load (fewer transactions) but its
+# larger batches raised the p99 on a busy machine: bench/README.md, issue 31.
 DOCUMENT_FLUSH_DELAY = env_float("DOCUMENT_FLUSH_DELAY", 0.05)
-DOCUMENT_FLUSH_MAX_WAIT = max(DOCUMENT_FLUSH_DELAY, env_float("DOCUMENT_FLUSH_MAX_WAIT", 0.25))
+DOCUMENT_FLUSH_MAX_WAIT = max(DOCUMENT_FLUSH_DELAY, env_float("DOCUMENT_FLUSH_MAX_WAIT", 0.05))
 # A room without sockets stays loaded this long, then flushes and unloads.
 DOCUMENT_ROOM_IDLE_SECONDS = env_float("DOCUMENT_ROOM_IDLE_SECONDS", 30.0)
 # A socket that has been sent nothing for this long gets a sync step 1 (y-websocket clients
