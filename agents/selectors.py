@@ -379,3 +379,16 @@ def get_task_assumption(access: TaskAccess, assumption_id: int) -> Assumption:
     if assumption is None:
         raise Http404("No such assumption.")
     return assumption
+
+
+# --- Lists for the API (the task comes from get_task_access: the reader is a member) ---------
+
+
+def list_task_questions(task: Task, *, status: str | None = None) -> QuerySet[Question]:
+    questions = Question.objects.filter(task=task).select_related("agent", "answered_by")
+    return questions.filter(status=status) if status else questions
+
+
+def list_task_suggestions(task: Task, *, status: str | None = None) -> QuerySet[Suggestion]:
+    suggestions = Suggestion.objects.filter(task=task).select_related("agent", "decided_by")
+    return suggestions.filter(status=status) if status else suggestions

@@ -19,6 +19,7 @@ from agents.schemas import TEXT_MAX
 from agents.services import chains
 from agents.services.chat import post_agent_message
 from agents.services.turns import start_turn
+from collab.lib.errors import Conflict
 from collab.realtime import broadcast
 from collab.tasks import documents
 from collab.tasks.models import Message
@@ -200,7 +201,7 @@ def answer_question(*, membership: Membership, question: Question, answer: str) 
         .get(pk=question.pk)
     )
     if not locked.can_be_answered:
-        raise ValidationError("This question is no longer open.")
+        raise Conflict("This question is no longer open.")
     locked.status = Question.Status.ANSWERED
     locked.answer = answer
     locked.answered_by = membership.user

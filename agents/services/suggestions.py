@@ -10,6 +10,7 @@ from agents.models import Suggestion
 from agents.outbox import events
 from agents.schemas import TEXT_MAX
 from agents.services.edits import edit_document
+from collab.lib.errors import Conflict
 from collab.workspaces.models import Membership
 from collab.workspaces.permissions import require_editor, require_same_workspace
 
@@ -30,7 +31,7 @@ def accept_suggestion(
             .get(pk=suggestion.pk)
         )
         if locked.status != Suggestion.Status.PROPOSED:
-            raise ValidationError("This suggestion has already been decided.")
+            raise Conflict("This suggestion has already been decided.")
         replacement = locked.replace if text is None else text
         if len(replacement) > TEXT_MAX * 4:
             raise ValidationError({"text": "That change is too long."})
@@ -54,7 +55,7 @@ def accept_suggestion(
         locked.save(update_fields=["status", "final_text", "decided_by", "decided_at"])
         transaction.on_commit(lambda: events.suggestion_changed(locked.pk))
     if locked.status == Suggestion.Status.STALE:
-        raise ValidationError("The document no longer contains the text this suggestion changes.")
+        raise Conflict("The document no longer contains the text this suggestion changes.")
     return locked
 
 
@@ -64,7 +65,7 @@ def reject_suggestion(*, membership: Membership, suggestion: Suggestion) -> Sugg
     require_same_workspace(membership, suggestion.task)
     locked = Suggestion.objects.select_for_update(of=("self",)).get(pk=suggestion.pk)
     if locked.status != Suggestion.Status.PROPOSED:
-        raise ValidationError("This suggestion has already been decided.")
+        raise Conflict("This suggestion has already been decided.")
     locked.status = Suggestion.Status.REJECTED
     locked.decided_by = membership.user
     locked.decided_at = timezone.now()

@@ -4,7 +4,7 @@ The OpenAPI schema is at /api/openapi.json and an interactive page at /api/docs 
 our own static files, no network needed). See docs/api.md.
 
 Part of the composition root (with settings, urls, asgi, celery): the one place of the API that
-may import ``agents`` (its feedback route lives in agents/api.py).
+may import ``agents`` (the agents' routes live in the agents/api/ package).
 """
 
 from __future__ import annotations
@@ -33,4 +33,5 @@ install_error_handlers(api)
 api.add_router("/workspaces", workspaces.router)
 api.add_router("/tasks", tasks.router)
 # The API root is part of the composition root: it may mount the agents' routes too.
-api.add_router("/tasks", agents_api.router)
+for router in agents_api.TASK_ROUTERS:
+    api.add_router("/tasks", router)

@@ -2,6 +2,7 @@
 
 Every error answers ``{"detail": "<one sentence>"}``; a 400 adds
 ``"errors": {"<field>": ["<reason>", ...]}`` (``"__all__"`` for reasons about the whole request).
+A 409 says the state the request was based on has moved on (``collab.lib.errors.Conflict``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
+
+from collab.lib.errors import Conflict
 
 _SOURCES = {"body", "query", "path", "header", "cookie", "form", "file"}
 BODY_PARAM = "payload"  # every operation names its JSON body parameter this way
@@ -59,6 +62,12 @@ def install_error_handlers(api: NinjaAPI) -> None:
         else:
             errors = {NON_FIELD_ERRORS: list(exc.messages)}
         return _bad_request(api, request, errors)
+
+    @api.exception_handler(Conflict)
+    def conflict(request: HttpRequest, exc: Conflict) -> HttpResponse:
+        # Already decided, or based on a state that has moved on: 409, the reason as the detail.
+        detail = " ".join(exc.messages) or "The request conflicts with the current state."
+        return api.create_response(request, {"detail": detail}, status=409)
 
     @api.exception_handler(AuthenticationError)
     def unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:

@@ -52,6 +52,11 @@ PathId = Annotated[int, PathParam(ge=1, le=MAX_ID)]
 StoredText = Annotated[str, AfterValidator(_storable)]
 
 
+def body_config(example: dict[str, JsonValue]) -> ConfigDict:
+    """A JSON body's model config: unknown fields refused, and an example for the docs page."""
+    return ConfigDict(extra="forbid", json_schema_extra={"example": example})
+
+
 class Error(Schema):
     detail: str = Field(description="One sentence saying what went wrong.")
 
@@ -74,7 +79,9 @@ class InstructionsOut(Schema):
 
 
 class InstructionsIn(Schema):
-    model_config = ConfigDict(extra="forbid")
+    model_config = body_config(
+        {"instructions": "Answer in French; keep documents under two pages."}
+    )
 
     instructions: StoredText = Field(description="Up to 4,000 characters; empty clears them.")
 
@@ -105,7 +112,9 @@ class TaskDetailOut(TaskOut):
 
 
 class TaskIn(Schema):
-    model_config = ConfigDict(extra="forbid")
+    model_config = body_config(
+        {"title": "Plan the offsite", "goal": "Agree on dates and a venue", "template": ""}
+    )
 
     title: StoredText = Field(
         description="Up to 200 characters, not counting spaces around them; not blank.",
@@ -165,7 +174,7 @@ class PostedMessageOut(MessageOut):
 
 
 class MessageIn(Schema):
-    model_config = ConfigDict(extra="forbid")
+    model_config = body_config({"body": "@Mira can you draft the agenda?"})
 
     body: StoredText = Field(
         description=f"Markdown, up to {settings.CHAT_MESSAGE_MAX_CHARS:,} characters, not "

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.test import Client
 
 EXPECTED_OPERATIONS = {
@@ -12,6 +14,11 @@ EXPECTED_OPERATIONS = {
     ("get", "/api/tasks/{task_id}/messages"),
     ("post", "/api/tasks/{task_id}/messages"),
     ("post", "/api/tasks/{task_id}/feedback"),
+    ("get", "/api/tasks/{task_id}/questions"),
+    ("post", "/api/tasks/{task_id}/questions/{question_id}/answer"),
+    ("get", "/api/tasks/{task_id}/suggestions"),
+    ("post", "/api/tasks/{task_id}/suggestions/{suggestion_id}/accept"),
+    ("post", "/api/tasks/{task_id}/suggestions/{suggestion_id}/reject"),
 }
 
 
@@ -41,6 +48,37 @@ def test_openapi_schema_documents_the_error_shape(db: None) -> None:
     assert set(schema["components"]["schemas"]["BadRequest"]["properties"]) == {
         "detail",
         "errors",
+    }
+
+
+def _operations(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (f"{method.upper()} {path}", operation)
+        for path, methods in schema["paths"].items()
+        for method, operation in methods.items()
+    ]
+
+
+def test_every_operation_is_summarised_and_every_body_has_an_example(db: None) -> None:
+    schema = Client().get("/api/openapi.json").json()
+    components = schema["components"]["schemas"]
+    for name, operation in _operations(schema):
+        assert operation.get("summary"), name
+        body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+        if body is not None:
+            reference = body["schema"]["$ref"].rsplit("/", 1)[-1]
+            assert "example" in components[reference], name
+
+
+def test_operations_that_can_conflict_document_409(db: None) -> None:
+    schema = Client().get("/api/openapi.json").json()
+    conflicting = {
+        name for name, operation in _operations(schema) if "409" in operation["responses"]
+    }
+    assert conflicting >= {
+        "POST /api/tasks/{task_id}/questions/{question_id}/answer",
+        "POST /api/tasks/{task_id}/suggestions/{suggestion_id}/accept",
+        "POST /api/tasks/{task_id}/suggestions/{suggestion_id}/reject",
     }
 
 

@@ -8,12 +8,11 @@ from typing import Any, Literal
 
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
-from pydantic import ConfigDict
 
 from agents.selectors import get_feedback_target
 from agents.services.feedback import record_feedback
 from collab.api.auth import current_user
-from collab.api.schemas import MAX_ID, BadRequest, Error, PathId, StoredText
+from collab.api.schemas import MAX_ID, BadRequest, Error, PathId, StoredText, body_config
 from collab.tasks.selectors import get_task_access
 
 router = Router(tags=["tasks"])
@@ -22,7 +21,9 @@ ERRORS = {400: BadRequest, 401: Error, 404: Error}
 
 
 class FeedbackIn(Schema):
-    model_config = ConfigDict(extra="forbid")
+    model_config = body_config(
+        {"target_kind": "message", "target_id": 42, "rating": "up", "comment": "Spot on"}
+    )
 
     target_kind: Literal["message", "question", "suggestion", "edit"] = Field(
         description="What is rated: an agent chat message, a question, a suggestion or an edit."
