@@ -82,6 +82,11 @@ def list_document_versions(task: Task, *, limit: int = 50) -> list[DocumentVersi
     return list(DocumentVersion.objects.filter(document__task=task).order_by("-id")[:limit])
 
 
+def document_versions(task: Task) -> QuerySet[DocumentVersion]:
+    """Every version of the task's document (the API pages them by id)."""
+    return DocumentVersion.objects.filter(document__task=task)
+
+
 def get_document_version(task: Task, version_id: int) -> DocumentVersion:
     version = DocumentVersion.objects.filter(pk=version_id, document__task=task).first()
     if version is None:

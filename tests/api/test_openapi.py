@@ -19,6 +19,10 @@ EXPECTED_OPERATIONS = {
     ("get", "/api/tasks/{task_id}/suggestions"),
     ("post", "/api/tasks/{task_id}/suggestions/{suggestion_id}/accept"),
     ("post", "/api/tasks/{task_id}/suggestions/{suggestion_id}/reject"),
+    ("get", "/api/tasks/{task_id}/document"),
+    ("put", "/api/tasks/{task_id}/document"),
+    ("get", "/api/tasks/{task_id}/document/versions"),
+    ("post", "/api/tasks/{task_id}/document/versions/{version_id}/restore"),
 }
 
 
@@ -79,6 +83,7 @@ def test_operations_that_can_conflict_document_409(db: None) -> None:
         "POST /api/tasks/{task_id}/questions/{question_id}/answer",
         "POST /api/tasks/{task_id}/suggestions/{suggestion_id}/accept",
         "POST /api/tasks/{task_id}/suggestions/{suggestion_id}/reject",
+        "PUT /api/tasks/{task_id}/document",
     }
 
 

@@ -136,6 +136,8 @@ HUGE = 2**70  # beyond a 64-bit id: once an OverflowError (SQLite) / out-of-rang
         ("get", "/api/tasks/{task}/questions?before={huge}", None),
         ("post", "/api/tasks/{task}/questions/{huge}/answer", {"answer": "x"}),
         ("post", "/api/tasks/{task}/suggestions/{huge}/reject", None),
+        ("put", "/api/tasks/{task}/document", {"text": "x", "base_version": HUGE}),
+        ("post", "/api/tasks/{task}/document/versions/{huge}/restore", None),
         (
             "post",
             "/api/tasks/{task}/feedback",

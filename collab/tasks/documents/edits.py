@@ -19,9 +19,10 @@ from django.utils import timezone
 from pycrdt import merge_updates
 
 from collab.lib import ytext
+from collab.lib.errors import Conflict
 from collab.realtime import relay
 from collab.tasks.documents import store
-from collab.tasks.models import DocumentUpdate, DocumentVersion, Task
+from collab.tasks.models import Document, DocumentUpdate, DocumentVersion, Task
 from collab.workspaces.models import Membership
 from collab.workspaces.permissions import require_task_editor
 
@@ -204,6 +205,49 @@ def replace_in_document(
         )
     except _Gone:
         return None
+
+
+def read_document_at(*, task: Task, version: int) -> DocumentRead:
+    """What a reader of ``version`` (an ``update_id`` of ``read_document``) saw: the snapshot
+    plus the log rows up to it. ``Conflict`` once compaction has folded that point into the
+    snapshot (its state can no longer be rebuilt, so an edit of it could not be merged)."""
+    current = read_document(task=task)
+    if version == current.update_id:
+        return current
+    if version > current.update_id:
+        raise ValidationError({"base_version": "The document has no such version yet."})
+    document = Document.objects.only("ystate", "snapshot_update_id").get(pk=current.document_id)
+    if version < document.snapshot_update_id:
+        raise Conflict(
+            f"Version {version} of the document can no longer be merged (the history before "
+            f"{document.snapshot_update_id} was compacted): read the document again and redo "
+            "the edit on its current version."
+        )
+    rows = DocumentUpdate.objects.filter(
+        document_id=current.document_id, id__gt=document.snapshot_update_id, id__lte=version
+    ).order_by("id")
+    parts = [bytes(document.ystate), *(bytes(data) for data in rows.values_list("data", flat=True))]
+    state = merge_updates(*parts) if len(parts) > 1 else parts[0]
+    return DocumentRead(
+        document_id=current.document_id, text=ytext.text_of(state), state=state, update_id=version
+    )
+
+
+@transaction.atomic
+def edit_document_text(
+    *, membership: Membership, task: Task, new_text: str, base_version: int
+) -> DocumentEdit:
+    """A person's edit that makes the document read ``new_text``, computed against the version
+    they read (``base_version``) as a minimal diff, so that what others wrote since is kept."""
+    require_task_editor(membership, task)
+    base = read_document_at(task=task, version=base_version)
+    return apply_text_edit(
+        task=task,
+        new_text=new_text,
+        author_label=membership.user.get_username(),
+        author=membership.user,
+        base=base,
+    )
 
 
 @transaction.atomic
