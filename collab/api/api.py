@@ -36,3 +36,5 @@ api.add_router("/tasks", documents.router)
 # The API root is part of the composition root: it may mount the agents' routes too.
 for router in agents_api.TASK_ROUTERS:
     api.add_router("/tasks", router)
+for router in agents_api.WORKSPACE_ROUTERS:
+    api.add_router("/workspaces", router)

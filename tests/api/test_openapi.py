@@ -23,6 +23,16 @@ EXPECTED_OPERATIONS = {
     ("put", "/api/tasks/{task_id}/document"),
     ("get", "/api/tasks/{task_id}/document/versions"),
     ("post", "/api/tasks/{task_id}/document/versions/{version_id}/restore"),
+    ("get", "/api/workspaces/{workspace_id}/agents"),
+    ("post", "/api/workspaces/{workspace_id}/agents"),
+    ("patch", "/api/workspaces/{workspace_id}/agents/{agent_id}"),
+    ("post", "/api/workspaces/{workspace_id}/agents/{agent_id}/disable"),
+    ("get", "/api/tasks/{task_id}/agents"),
+    ("post", "/api/tasks/{task_id}/agents"),
+    ("delete", "/api/tasks/{task_id}/agents/{agent_id}"),
+    ("get", "/api/tasks/{task_id}/turns"),
+    ("get", "/api/tasks/{task_id}/turns/{turn_id}"),
+    ("post", "/api/tasks/{task_id}/turns/{turn_id}/cancel"),
 }
 
 

@@ -138,6 +138,9 @@ HUGE = 2**70  # beyond a 64-bit id: once an OverflowError (SQLite) / out-of-rang
         ("post", "/api/tasks/{task}/suggestions/{huge}/reject", None),
         ("put", "/api/tasks/{task}/document", {"text": "x", "base_version": HUGE}),
         ("post", "/api/tasks/{task}/document/versions/{huge}/restore", None),
+        ("patch", "/api/workspaces/{huge}/agents/1", {"name": "x"}),
+        ("post", "/api/tasks/{task}/agents", {"agent_id": HUGE}),
+        ("post", "/api/tasks/{task}/turns/{huge}/cancel", None),
         (
             "post",
             "/api/tasks/{task}/feedback",
