@@ -12,7 +12,7 @@ from __future__ import annotations
 from ninja import NinjaAPI, Swagger
 
 from agents import api as agents_api
-from collab.api import documents, tasks, workspaces
+from collab.api import documents, members, tasks, workspaces
 from collab.api.auth import BearerToken, BrowserSession
 from collab.api.errors import install_error_handlers
 
@@ -31,6 +31,7 @@ api = NinjaAPI(
 )
 install_error_handlers(api)
 api.add_router("/workspaces", workspaces.router)
+api.add_router("/workspaces", members.router)
 api.add_router("/tasks", tasks.router)
 api.add_router("/tasks", documents.router)
 # The API root is part of the composition root: it may mount the agents' routes too.

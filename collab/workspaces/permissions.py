@@ -36,3 +36,9 @@ def require_task_editor(membership: Membership, task: Any) -> None:
     """The membership may change ``task``: an owner or editor of the task's workspace."""
     require_editor(membership)
     require_same_workspace(membership, task)
+
+
+def require_owner(membership: Membership) -> None:
+    """Owners alone see and manage members and invitations."""
+    if not membership.is_owner:
+        raise PermissionDenied("Only owners manage members.")

@@ -43,3 +43,19 @@ def list_invitations(workspace: Workspace) -> QuerySet[Invitation]:
 
 def count_owners(workspace: Workspace) -> int:
     return workspace.memberships.filter(role=Role.OWNER).count()
+
+
+def get_member(workspace: Workspace, member_id: int) -> Membership:
+    """A membership of this workspace by its id, or ``Http404``."""
+    member = list_members(workspace).filter(pk=member_id).first()
+    if member is None:
+        raise Http404("No such member.")
+    return member
+
+
+def get_invitation(workspace: Workspace, invitation_id: int) -> Invitation:
+    """An invitation of this workspace by its id, or ``Http404``."""
+    invitation = list_invitations(workspace).filter(pk=invitation_id).first()
+    if invitation is None:
+        raise Http404("No such invitation.")
+    return invitation

@@ -33,6 +33,12 @@ EXPECTED_OPERATIONS = {
     ("get", "/api/tasks/{task_id}/turns"),
     ("get", "/api/tasks/{task_id}/turns/{turn_id}"),
     ("post", "/api/tasks/{task_id}/turns/{turn_id}/cancel"),
+    ("get", "/api/workspaces/{workspace_id}/members"),
+    ("put", "/api/workspaces/{workspace_id}/members/{member_id}/role"),
+    ("delete", "/api/workspaces/{workspace_id}/members/{member_id}"),
+    ("get", "/api/workspaces/{workspace_id}/invitations"),
+    ("post", "/api/workspaces/{workspace_id}/invitations"),
+    ("post", "/api/workspaces/{workspace_id}/invitations/{invitation_id}/revoke"),
 }
 
 

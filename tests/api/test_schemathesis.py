@@ -141,6 +141,8 @@ HUGE = 2**70  # beyond a 64-bit id: once an OverflowError (SQLite) / out-of-rang
         ("patch", "/api/workspaces/{huge}/agents/1", {"name": "x"}),
         ("post", "/api/tasks/{task}/agents", {"agent_id": HUGE}),
         ("post", "/api/tasks/{task}/turns/{huge}/cancel", None),
+        ("delete", "/api/workspaces/{huge}/members/1", None),
+        ("post", "/api/workspaces/{huge}/invitations", {"role": "editor"}),
         (
             "post",
             "/api/tasks/{task}/feedback",
