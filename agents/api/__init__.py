@@ -4,16 +4,19 @@ platform's routes: one module per area, each with its own router.
 - ``feedback``: rating an agent's work (``/api/tasks/{id}/feedback``);
 - ``work``: the agents' questions and suggestions on a task;
 - ``agents``: a workspace's agents, and the agents on a task;
-- ``turns``: the agents' turns on a task.
+- ``turns``: the agents' turns on a task;
+- ``memory``: the caller's own memory.
 """
 
 from __future__ import annotations
 
 from ninja import Router
 
-from agents.api import agents, feedback, turns, work
+from agents.api import agents, feedback, memory, turns, work
 
 # Mounted under /api/tasks.
 TASK_ROUTERS: tuple[Router, ...] = (feedback.router, work.router, agents.task_router, turns.router)
 # Mounted under /api/workspaces.
 WORKSPACE_ROUTERS: tuple[Router, ...] = (agents.workspace_router,)
+# Mounted under /api/memory.
+MEMORY_ROUTER: Router = memory.router

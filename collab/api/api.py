@@ -39,3 +39,4 @@ for router in agents_api.TASK_ROUTERS:
     api.add_router("/tasks", router)
 for router in agents_api.WORKSPACE_ROUTERS:
     api.add_router("/workspaces", router)
+api.add_router("/memory", agents_api.MEMORY_ROUTER)

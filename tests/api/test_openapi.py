@@ -39,6 +39,14 @@ EXPECTED_OPERATIONS = {
     ("get", "/api/workspaces/{workspace_id}/invitations"),
     ("post", "/api/workspaces/{workspace_id}/invitations"),
     ("post", "/api/workspaces/{workspace_id}/invitations/{invitation_id}/revoke"),
+    ("get", "/api/memory/items"),
+    ("post", "/api/memory/items"),
+    ("get", "/api/memory/search"),
+    ("put", "/api/memory/items/{item_id}"),
+    ("put", "/api/memory/items/{item_id}/pin"),
+    ("delete", "/api/memory/items/{item_id}"),
+    ("get", "/api/memory/export"),
+    ("put", "/api/memory/settings"),
 }
 
 

@@ -143,6 +143,8 @@ HUGE = 2**70  # beyond a 64-bit id: once an OverflowError (SQLite) / out-of-rang
         ("post", "/api/tasks/{task}/turns/{huge}/cancel", None),
         ("delete", "/api/workspaces/{huge}/members/1", None),
         ("post", "/api/workspaces/{huge}/invitations", {"role": "editor"}),
+        ("post", "/api/memory/items", {"text": "x", "workspace_id": HUGE}),
+        ("delete", "/api/memory/items/{huge}", None),
         (
             "post",
             "/api/tasks/{task}/feedback",

@@ -34,6 +34,7 @@ from agents.memory.services.reconciliation import (
 )
 from collab.audit.models import AuditEvent
 from collab.audit.services import record_event
+from collab.lib.errors import Conflict
 from collab.workspaces.models import Membership, Workspace
 
 
@@ -79,7 +80,7 @@ def _require_can_change(user: User, item: MemoryItem) -> None:
     elif item.owner_id != user.pk:
         raise PermissionDenied("This is someone else's memory.")
     if item.status != Status.ACTIVE:
-        raise ValidationError("Only current memories can be changed.")
+        raise Conflict("Only current memories can be changed.")
 
 
 @transaction.atomic
