@@ -178,7 +178,8 @@ def category(stack: str) -> str:
 def summarise(path: str, *, edits: int, top: int = 25) -> str:
     """A printable breakdown of ``OUT.json``: CPU per category and per thread, in microseconds
     per edit, and the functions holding the most CPU (inclusive)."""
-    data = json.load(open(path))
+    with open(path) as handle:
+        data = json.load(handle)
     lines = [f"  {data['samples']} samples, process CPU {data['process_cpu']:.2f} s"]
     by_category: dict[str, float] = defaultdict(float)
     by_thread: dict[str, float] = defaultdict(float)
@@ -196,7 +197,8 @@ def summarise(path: str, *, edits: int, top: int = 25) -> str:
     # Signals that come while one is pending are merged: scale the samples to the CPU used.
     per = 1e6 / max(edits, 1) * (data["process_cpu"] / total)
     lines.append(
-        f"  process CPU {data['process_cpu'] * 1e6 / max(edits, 1):.0f} µs per edit ({edits} edits), shared out by the samples"
+        f"  process CPU {data['process_cpu'] * 1e6 / max(edits, 1):.0f} µs per edit"
+        f" ({edits} edits), shared out by the samples"
     )
     lines.append("  by thread:")
     for name, cpu in sorted(by_thread.items(), key=lambda row: -row[1]):

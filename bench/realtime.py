@@ -128,7 +128,8 @@ def run_load(
             stderr=subprocess.PIPE,
             text=True,
         )
-        assert node.stderr is not None and node.stdout is not None
+        assert node.stderr is not None
+        assert node.stdout is not None
         errors = []
         window: list[float] = []  # the server's CPU seconds at the measured window's ends
         for line in node.stderr:  # "measuring: start/stop" around the measured window
