@@ -27,7 +27,10 @@ KIND_WORDS = {
     "edit": "direct document edits",
 }
 # What the turn engine lets it do whatever the figures: one reply or one question a turn.
-NEVER_ASKED = "It is never asked to edit the document, make suggestions or remember preferences."
+NEVER_ASKED = (
+    "It is never asked to edit the document, make suggestions or remember preferences: drafts, "
+    "checklists and open questions come from the agent's built-in skills, from what the task says."
+)
 
 
 def spoken_list(items: list[str], word: str = "and") -> str:
