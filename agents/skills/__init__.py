@@ -38,6 +38,7 @@ from agents.skills.answers import (
 )
 from agents.skills.facts import OpenValue, TaskFacts, Value
 from agents.skills.grounding import grounded, unknown_values
+from agents.skills.preferences import acknowledgement
 from agents.skills.route import Route, clean, route
 from agents.skills.understand import facts_from_context, facts_from_situation
 from agents.skills.work import (
@@ -68,6 +69,7 @@ SKILLS: dict[str, Callable[..., SkillAnswer]] = {
     "answer_where": lambda f, count, line, q: answer(f, "where", q),
     "answer_budget": lambda f, count, line, q: answer(f, "budget", q),
     "answer_text": lambda f, count, line, q: answer_text(f, q),
+    "preferences": lambda f, count, line, q: SkillAnswer("preferences", acknowledgement(q)),
 }
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from agents.memory.local_embeddings import LocalEmbeddingError, model
 from agents.policies.parse_numbers import digits_for_words
+from agents.skills.preferences import stated_preferences
 from agents.skills.quote import is_question
 
 log = logging.getLogger(__name__)
@@ -258,6 +259,8 @@ def route(request: str) -> Route:
     for skill, pattern in _RULES:
         if re.search(pattern, lowered):
             return Route(skill, count, line, 1.0, "rule")
+    if stated_preferences(text):  # "I prefer bullet points and British spelling"
+        return Route("preferences", count, line, 1.0, "preference")
     skill, score = nearest(text)
     if skill and score >= THRESHOLD:
         return Route(skill, count, line, score, "examples")

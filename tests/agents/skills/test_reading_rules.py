@@ -151,3 +151,20 @@ def test_someone_elses_memory_item_gives_nothing() -> None:
     )
     facts = skills.facts_from_context(ctx)
     assert not [v for v in facts.known if v.slot == "audience"]
+
+
+def test_a_preference_said_in_the_chat_is_acknowledged_part_by_part() -> None:
+    asked, answer, _ = skills.respond(
+        context(
+            "Offsite", "Plan the offsite.", "@Assistant I prefer bullet points and British spelling"
+        )
+    )
+    assert asked.skill == "preferences"
+    assert answer.text == "Noted: bullet points and British spelling."
+
+
+def test_a_request_for_work_is_no_preference() -> None:
+    for request in ("@Assistant draft the plan", "what is still open?", "give me a checklist"):
+        assert skills.respond(context("Offsite", "Plan the offsite.", request))[0].skill != (
+            "preferences"
+        ), request
