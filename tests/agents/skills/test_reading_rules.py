@@ -168,3 +168,12 @@ def test_a_request_for_work_is_no_preference() -> None:
         assert skills.respond(context("Offsite", "Plan the offsite.", request))[0].skill != (
             "preferences"
         ), request
+
+
+def test_what_students_can_do_by_the_end_is_the_learning_goal() -> None:
+    situation = build_situation(
+        request="Plan a 60-minute lesson; by the end students can explain the greenhouse effect.",
+        template=get_template("lesson_plan"),
+        today=TODAY,
+    )
+    assert situation.slot("learning_goal").value == "explain the greenhouse effect"
