@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import TypeVar
 
+from agents.policies.situation_sources import title_subject
 from agents.policies.templates import Line
 from agents.skills.facts import OpenValue, TaskFacts, Value
 from agents.skills.notes import carry_notes, noted
@@ -394,19 +395,10 @@ def _short(text: str, words: int) -> str:
     return " ".join(kept)
 
 
-_TITLE_FILLER = {"a", "an", "the", "of", "for", "to", "and", "with", "on", "in", "at", "new"}
-
-
 def _title_subject(facts: TaskFacts) -> str:
-    """What the task's own title says it is about, when it says something: "Job ad: junior
-    backend developer" gives "junior backend developer", "Year 9 — Introduction to climate
-    change" gives "Introduction to climate change"; a title of one or two generic words, ""."""
-    given = " ".join(facts.title.split())
-    side = re.split(r"\s*(?::|\s[\u2014\u2013-]\s)\s*", given, maxsplit=1)
-    subject = max(side, key=lambda p: len(p.split())) if len(side) == 2 else given
-    generic = {w.casefold() for w in (facts.kind.title.split() if facts.kind else [])}
-    words = [w for w in re.findall(r"[^\W_]+", subject.casefold()) if w not in _TITLE_FILLER]
-    return subject if len([w for w in words if w not in generic]) >= 2 else ""
+    """What the task's own title says it is about, without its kind's generic words
+    (``title_subject``): "Job ad: junior backend developer" gives "junior backend developer"."""
+    return title_subject(facts.title, facts.kind.title.split() if facts.kind else ())
 
 
 def title(facts: TaskFacts) -> SkillAnswer:
