@@ -29,7 +29,7 @@ KIND_WORDS = {
 # What the turn engine lets it do whatever the figures: one reply or one question a turn.
 NEVER_ASKED = (
     "It is never asked to edit the document, make suggestions or remember preferences: drafts, "
-    "checklists and open questions come from the agent's built-in skills, from what the task says."
+    "checklists and open questions come from built-in skills that read what the task says."
 )
 
 

@@ -200,7 +200,7 @@ def test_other_figures_say_other_things() -> None:
     nothing = {k: {**v, "reliable": False} for k, v in FIGURES["kinds"].items()}
     text = describe_capabilities({"kinds": nothing})
     assert text.startswith("Measured on varied requests, it manages no kind of work reliably: ")
-    assert text.endswith("from what the task says.")  # whole sentences, for the panel
+    assert text.endswith("read what the task says.")  # whole sentences, for the panel
 
 
 def test_the_shipped_figures_are_the_benchs_and_are_what_the_panel_says() -> None:

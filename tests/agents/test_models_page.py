@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
+from django.utils.html import escape
 
 from agents import profiles
 from agents.llm import embedded
@@ -40,7 +41,7 @@ def test_only_site_administrators_see_the_models_page(
     assert page.status_code == 200
     assert b"Built-in small model" in page.content
     # what the built-in model can do, in the measured figures' whole sentences
-    assert f"Runs on this server. {embedded.capabilities()}</td>".encode() in page.content
+    assert f"Runs on this server. {escape(embedded.capabilities())}</td>".encode() in page.content
 
 
 def test_an_administrator_adds_an_openai_compatible_endpoint_by_key_variable(

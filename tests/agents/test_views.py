@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
+from django.utils.html import escape
 
 from agents.llm import embedded
 from agents.models import Agent, Trigger, Turn, TurnStatus
@@ -185,7 +186,7 @@ def test_embedded_model_turns_say_a_stronger_model_can_be_configured(
     )
     page = as_user(bob).get(reverse("tasks:detail", args=[task.pk]))
     assert b"answered by SmolLM2-135M-Instruct (embedded, small)" in page.content
-    assert f"answered. {embedded.capabilities()}".encode() in page.content  # measured
+    assert f"answered. {escape(embedded.capabilities())}".encode() in page.content  # measured
     assert b"An administrator can set up a stronger model on the Models page" in page.content
 
 
