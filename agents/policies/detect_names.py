@@ -133,7 +133,8 @@ def find_known_places(text: str) -> list[_Found]:
             )
             if run is not None:
                 start = m.start() + len(" ".join(words[: run[0]])) + (1 if run[0] else 0)
-                found.append(_Found(run[1], 0.6, start, start + len(run[1]), run[1]))
+                if not _opens_a_phrase(text, start, run[1]):
+                    found.append(_Found(run[1], 0.6, start, start + len(run[1]), run[1]))
                 break
     return found
 
@@ -245,3 +246,26 @@ def find_participle_clauses(text: str) -> list[_Found]:
             continue
         found.append(_Found(value, 0.6, m.start("v"), m.end("v"), m[0].lstrip(",;: ")))
     return found
+
+
+# "Nice to have: Power BI", "Split the bill", "Reading list", "Of the 28 students": a word
+# that opens a sentence and runs on into a phrase is that word, not the town of its name.
+_PHRASE_NEXT = frozenset(
+    [
+        *("to", "the", "a", "an", "it", "this", "that", "these", "those", "me", "us", "them"),
+        *("our", "my", "your", "his", "her", "their", "list", "lists", "time", "up", "out"),
+        *("off", "of"),
+    ]
+)
+_SENTENCE_START = re.compile(r"(?:^|[\n.!?:;]\s*|^\s*(?:[-*+]|\d{1,2}[.)]|#+)\s*)$")
+BIG_CITY = 1_000_000  # a city this big is the city even there ("Paris to Lyon by train")
+
+
+def _opens_a_phrase(text: str, start: int, name: str) -> bool:
+    if " " in name or not _SENTENCE_START.search(text[max(0, start - 40) : start]):
+        return False
+    after = re.match(r"\s+([a-z]+)\b", text[start + len(name) :])
+    if after is None or after[1] not in _PHRASE_NEXT:
+        return False
+    readings = places.place_readings(name)
+    return max((p.population for p in readings), default=0) < BIG_CITY

@@ -305,8 +305,13 @@ def title_subject(title: str, generic: Iterable[str]) -> str:
     words ("Quarterly newsletter", "Team meeting"), ""."""
     given = " ".join(title.split())
     sides = _TITLE_SIDES.split(given, maxsplit=1)
-    subject = max(sides, key=lambda p: len(p.split())) if len(sides) == 2 else given
-    common = {w.casefold() for w in generic}
+    common = {w.casefold() for phrase in generic for w in phrase.split()}
+
+    def telling_words(side: str) -> int:
+        return sum(w not in _TITLE_FILLER | common for w in re.findall(r"[^\W_]+", side.casefold()))
+
+    # "Job ad: data analyst": the side with more words of its own, the later one on a tie
+    subject = max(reversed(sides), key=telling_words) if len(sides) == 2 else given
     words = subject.split()
     while words and re.sub(r"\W", "", words[-1].casefold()) in common:
         words.pop()  # "Climate change lesson": the kind's own word

@@ -177,3 +177,20 @@ def test_what_students_can_do_by_the_end_is_the_learning_goal() -> None:
         today=TODAY,
     )
     assert situation.slot("learning_goal").value == "explain the greenhouse effect"
+
+
+def test_a_title_s_subject_is_the_side_with_words_of_its_own() -> None:
+    from agents.policies.situation_sources import title_subject
+
+    generic = ["Job", "posting", "job ad", "hiring"]
+    assert title_subject("Job ad: data analyst", generic) == "data analyst"
+    assert title_subject("Data analyst — job ad", generic) == "Data analyst"
+
+
+def test_a_word_that_opens_a_phrase_is_not_the_town_of_its_name() -> None:
+    from agents.policies.detect_names import find_known_places
+
+    assert [f.value for f in find_known_places("Must: Excel\nNice to have: Power BI")] == []
+    assert [f.value for f in find_known_places("- Split the bill")] == []
+    assert [f.value for f in find_known_places("Trip to Nice in May")] == ["Nice"]
+    assert [f.value for f in find_known_places("Paris to Lyon by train")] == ["Paris", "Lyon"]
