@@ -16,7 +16,8 @@ The API (what the turn engine and the evaluation call):
   (the small model's) names the task's facts and invents none.
 
 The skills: draft, open_questions, decide_first, next_step, summary, title, rephrase,
-checklist, risks, effort, answer_when / answer_who / answer_where / answer_budget, and
+checklist, risks, effort, questions (discussion, interview, feedback, FAQ), answer_when /
+answer_who / answer_where / answer_budget, and
 capabilities (the honest answer to a request none covers). Kinds of task are data files
 (agents/task_templates/*.toml, and _generic.toml for a task of no known kind).
 """
@@ -39,6 +40,7 @@ from agents.skills.answers import (
 from agents.skills.facts import OpenValue, TaskFacts, Value
 from agents.skills.grounding import grounded, unknown_values
 from agents.skills.preferences import acknowledgement
+from agents.skills.prompts import questions
 from agents.skills.route import Route, clean, route
 from agents.skills.understand import facts_from_context, facts_from_situation
 from agents.skills.work import (
@@ -70,6 +72,7 @@ SKILLS: dict[str, Callable[..., SkillAnswer]] = {
     "answer_budget": lambda f, count, line, q: answer(f, "budget", q),
     "answer_text": lambda f, count, line, q: answer_text(f, q),
     "preferences": lambda f, count, line, q: SkillAnswer("preferences", acknowledgement(q)),
+    "questions": lambda f, count, line, q: questions(f, q, count),
 }
 
 

@@ -289,8 +289,9 @@ def _budget_sum(facts: TaskFacts, budget: Value, question: str) -> str:
 
 CAPABILITIES = (
     "I can draft the document from what the task says, list what is still open and what to "
-    "decide first, write a checklist, risks or a rough effort, sum the task up, suggest a "
-    "title, and answer when, who, where and how much."
+    "decide first, write a checklist, risks or a rough effort, discussion, interview or "
+    "feedback questions, sum the task up, suggest a title, and answer when, who, where and how "
+    "much."
 )
 
 

@@ -31,6 +31,13 @@ _SAID = {
 }
 _CLAUSES = re.compile(r"\s*(?:[,;]|\band\b|\balso\b|\bplus\b)\s*", re.IGNORECASE)
 _MENTION = re.compile(r"(?<!\w)@[\w.-]+[,:]?\s*")
+# A preference is said by someone about themselves or as a standing rule ("I prefer ...",
+# "we use British spelling", "always ...", "please use ..."), not by an order for one piece
+# of work ("bullet the key points").
+_SPEAKS_FOR_ITSELF = re.compile(
+    r"(?i)\b(?:i|i'?d|i'?m|we|we'?d|me|my|our|us|prefer|prefers|preferably|always|never|"
+    r"from now on|in future|going forward|by default)\b|^\s*(?:please\s+)?(?:use|keep|write in)\b"
+)
 
 
 def stated_preferences(request: str) -> list[tuple[str, str]]:
@@ -38,6 +45,8 @@ def stated_preferences(request: str) -> list[tuple[str, str]]:
     British spelling" gives list_style=bullets and spelling=british. A part after the first
     is read as continuing it ("... and British spelling": "I prefer British spelling")."""
     text = _MENTION.sub("", request).strip()
+    if not _SPEAKS_FOR_ITSELF.search(text):
+        return []  # "bullet the key points" asks for work; it states no preference
     found: dict[str, str] = {}
     for index, clause in enumerate(c for c in _CLAUSES.split(text) if c.strip()):
         read = structure(clause)

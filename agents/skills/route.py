@@ -158,11 +158,26 @@ _RULES: tuple[tuple[str, str], ...] = (
     (
         "summary",
         r"\b(?:tl;?dr|sum(?:marise|marize|mary)?\s*(?:it\s+)?up|summar(?:y|ise|ize)|recap|gist|"
-        r"in one (?:line|sentence)|what'?s (?:this|it) (?:all )?about|status)\b",
+        r"in one (?:line|sentence)|what'?s (?:this|it) (?:all )?about|status|key points|"
+        r"main points)\b",
+    ),
+    (  # "5 starter questions", "4 interview questions", "an FAQ", "survey questions"
+        "questions",
+        r"\b(?:interview|starter|discussion|icebreaker|ice-breaker|warm-?up|survey|feedback|"
+        r"quiz|reflection|screening|conversation|exit|poll)\s+(?:questions?|prompts?)\b|"
+        r"\bfaqs?\b|\bfrequently asked\b|\bquestions? (?:to|that) (?:get|start|spark|open)\b|"
+        r"\b(?:discussion|talking|conversation) (?:prompts?|starters?)\b",
     ),
     ("title", r"\b(?:title|headline|subject line|name for (?:it|this))\b"),
     ("risks", r"\b(?:risks?|pitfalls?|go wrong|watch out)\b"),
-    ("checklist", r"\b(?:check ?list|to-?do|todo|action items|steps)\b"),
+    (  # "packing list", "what should I bring?", "list of supplies", "what needs doing"
+        "checklist",
+        r"\b(?:check ?list|to-?do|todo|to do list|action items|steps|run ?sheet)\b|"
+        r"\b(?:packing|shopping|prep|preparation|kit|supplies|supply|equipment|gear)\s+list\b|"
+        r"\blist (?:of )?(?:the )?(?:things|everything|supplies|items|what)\b|"
+        r"\bwhat (?:should|do|must|shall) (?:i|we) (?:\w+ )?(?:bring|pack|buy|prepare|prep)\b|"
+        r"\bwhat (?:still )?needs? (?:doing|to be done)\b",
+    ),
     (  # "what's the budget per laptop?", "does €3,200 actually cover this?"
         "answer_budget",
         r"\bbudget (?:is )?per \w+|"

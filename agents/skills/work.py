@@ -267,6 +267,14 @@ def _generic_open(facts: TaskFacts) -> list[OpenValue]:
     return found
 
 
+_NEED = re.compile(r"(?i)\b(?:i|we)\s+(?:\w+\s+)?(?:need|needs|require)\b")
+
+
+def chat_needs(chat: tuple[str, ...]) -> list[str]:
+    """The chat's messages in which someone says what they need, as written."""
+    return [" ".join(m.split()).rstrip(".") for m in chat if _NEED.search(m) and "?" not in m]
+
+
 def open_items(facts: TaskFacts) -> list[OpenValue]:
     items = list(facts.open) if facts.kind else _generic_open(facts)
     return sorted(items, key=lambda o: -o.blocks)
@@ -291,7 +299,13 @@ def open_questions(facts: TaskFacts, count: int | None = None) -> SkillAnswer:
         OpenValue("", note, note if "?" in note else f"{note}: still open?", weight=1.5)
         for note in noted(facts.document, facts.chat, "open")
     ]
-    items = [*said, *items]
+    # What someone said they need ("I need a discrete GPU for the computer-vision work").
+    needs = [
+        OpenValue("", note, f"“{note}” was said in the chat: is it covered?", weight=1.4)
+        for note in chat_needs(facts.chat)
+        if not any(note in o.label for o in said)
+    ]
+    items = [*said, *needs, *items]
     required = [o for o in items if o.required or o.readings]
     shown = _count(required or items, count)
     if not required:
