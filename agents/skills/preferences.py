@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from agents.memory.extractors import PREFERENCE, structure
+from agents.memory.told import preference_parts
 from agents.skills.write import and_list
 
 # How each stored value is said back ("list_style: bullets" -> "bullet points").
@@ -29,33 +29,16 @@ _SAID = {
     ("bold_numbers", "yes"): "key numbers in bold",
     ("bold_numbers", "no"): "no bold numbers",
 }
-_CLAUSES = re.compile(r"\s*(?:[,;]|\band\b|\balso\b|\bplus\b)\s*", re.IGNORECASE)
 _MENTION = re.compile(r"(?<!\w)@[\w.-]+[,:]?\s*")
-# A preference is said by someone about themselves or as a standing rule ("I prefer ...",
-# "we use British spelling", "always ...", "please use ..."), not by an order for one piece
-# of work ("bullet the key points").
-_SPEAKS_FOR_ITSELF = re.compile(
-    r"(?i)\b(?:i|i'?d|i'?m|we|we'?d|me|my|our|us|prefer|prefers|preferably|always|never|"
-    r"from now on|in future|going forward|by default)\b|^\s*(?:please\s+)?(?:use|keep|write in)\b"
-)
 
 
 def stated_preferences(request: str) -> list[tuple[str, str]]:
     """The (key, value) preferences a request states, one per part: "I prefer bullet points and
-    British spelling" gives list_style=bullets and spelling=british. A part after the first
-    is read as continuing it ("... and British spelling": "I prefer British spelling")."""
+    British spelling" gives list_style=bullets and spelling=british; "bullet the key points"
+    asks for work and states none (``agents.memory.told``, which keeps what it reads)."""
     text = _MENTION.sub("", request).strip()
-    if not _SPEAKS_FOR_ITSELF.search(text):
-        return []  # "bullet the key points" asks for work; it states no preference
-    found: dict[str, str] = {}
-    for index, clause in enumerate(c for c in _CLAUSES.split(text) if c.strip()):
-        read = structure(clause)
-        if read is None and index and found:
-            read = structure(f"I prefer {clause}")
-        if read is None or read.kind != PREFERENCE or (read.key, read.value) not in _SAID:
-            continue
-        found.setdefault(read.key, read.value)
-    return list(found.items())
+    parts = preference_parts(text)
+    return [(read.key, read.value) for _, read in parts if (read.key, read.value) in _SAID]
 
 
 def acknowledgement(request: str) -> str:

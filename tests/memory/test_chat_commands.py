@@ -187,3 +187,33 @@ def test_a_command_about_oneself_or_a_non_member_stays_the_authors(workspace, al
         ("alice", "Łukasz is the venue contact"),
     }
     assert not MemoryCandidate.objects.exists()
+
+
+def test_a_preference_told_to_an_agent_is_kept_at_once_one_item_per_preference(
+    workspace, alice, task
+):
+    result = post(workspace, alice, task, "@Assistant I prefer bullet points and British spelling")
+
+    items = {(i.key, i.value): i for i in MemoryItem.objects.filter(owner=alice)}
+    assert set(items) == {("list_style", "bullets"), ("spelling", "british")}
+    assert items[("spelling", "british")].text == "I prefer British spelling"
+    assert items[("list_style", "bullets")].source_message_id == result.message.pk
+    assert "Remembered for you, everywhere" in result.memory_notice
+
+
+def test_an_order_a_question_or_a_message_to_nobody_keeps_no_preference(workspace, alice, task):
+    say(workspace, alice, task, "@Assistant bullet the key points")
+    say(workspace, alice, task, "@Assistant do you prefer bullet points?")
+    say(workspace, alice, task, "I prefer bullet points")  # to the room: reflection reads it
+
+    assert not MemoryItem.objects.filter(owner=alice).exists()
+
+
+def test_a_preference_told_with_memory_switched_off_is_not_kept(workspace, alice, task):
+    services.update_settings(
+        user=alice, enabled=False, review_mode="auto", admin_access_allowed=False
+    )
+
+    say(workspace, alice, task, "@Assistant I prefer bullet points")
+
+    assert not MemoryItem.objects.filter(owner=alice).exists()

@@ -16,6 +16,7 @@ from agents.memory import queue
 from agents.memory.extractors import Command, parse_command, subject_name
 from agents.memory.models import Scope, Source
 from agents.memory.services.reconciliation import Provenance, Reconciliation, propose, reconcile
+from agents.memory.told import told_preferences
 from collab.tasks.models import Message
 from collab.workspaces.models import Membership
 
@@ -39,8 +40,15 @@ def message_posted(*, message: Message, membership: Membership) -> str:
     author ("" when the message held none).
     """
     schedule_reflection(message.task_id)
+    if message.author_id is None:
+        return ""
+    told = told_preferences(message.body)  # "@Assistant I prefer bullet points": kept now
+    if told:
+        results = [_apply_command(c, message=message, membership=membership) for c in told]
+        notices = [command_notice(r, forget=False) for r in results if r is not None]
+        return " ".join(notices)
     command = parse_command(message.body)
-    if command is None or message.author_id is None:
+    if command is None:
         return ""
     result = _apply_command(command, message=message, membership=membership)
     if result is None:
