@@ -20,6 +20,7 @@ from agents.policies import meaning
 from agents.policies.templates import load_templates
 from agents.services import chains as chain_services
 from agents.services import turns as turn_services
+from agents.skills.understand import guess_kind
 from collab.core import hooks
 from collab.core.hooks import HookReport, TaskTemplateLike
 from collab.tasks.models import Message, Task
@@ -54,6 +55,15 @@ def message_fragments(*, task_id: int, messages: list[dict[str, Any]], viewer: U
     memory_selectors.attach_memory_used(task_id, messages, viewer)
 
 
+def task_page_context(*, task: Task, membership: Membership) -> dict[str, Any]:
+    """A free-form task the agents read as a known kind says so on its page (the skills draft
+    and check it as that kind: agents.skills.understand.kind_for)."""
+    if task.template:
+        return {}
+    guessed = guess_kind(f"{task.title} {task.goal}")
+    return {"kind_read_as": guessed.title} if guessed is not None else {}
+
+
 def task_templates() -> Mapping[str, TaskTemplateLike]:
     return load_templates()
 
@@ -79,6 +89,7 @@ def register() -> None:
     hooks.task_finished.register(task_finished)
     hooks.message_fragments.register(message_fragments)
     hooks.task_templates.register(task_templates)
+    hooks.task_page_context.register(task_page_context)
     hooks.task_participants.register(task_participants)
     # The reader matches what people write to what each slot is for with the shipped
     # embedding (loaded by the first reading that needs it, once per process).

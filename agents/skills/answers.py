@@ -72,7 +72,7 @@ def checklist_items(facts: TaskFacts) -> list[str]:
 
 def _kind_checklist(facts: TaskFacts) -> list[str]:
     if facts.kind is not None and facts.kind.checklist:
-        return _lines(facts.kind.checklist, facts)
+        return [*_lines(facts.kind.checklist, facts), *generic_kind().checklist]
     items = []
     deadline = facts.deadline
     for part in facts.parts:
@@ -106,7 +106,8 @@ def risk_items(facts: TaskFacts) -> list[str]:
 
 def _kind_risks(facts: TaskFacts) -> list[str]:
     if facts.kind is not None and facts.kind.risks:
-        items = _lines(facts.kind.risks, facts)
+        # a kind's own risks, then the risks of any work, so "3 risks" gets three
+        items = [*_lines(facts.kind.risks, facts), *generic_kind().risks]
     else:
         items = []
         deadline = facts.deadline

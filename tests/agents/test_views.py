@@ -420,3 +420,18 @@ def test_the_agent_cards_read_the_agents_once(
         for a in Agent.objects.filter(workspace_id=task.workspace_id, is_active=True)
         if a.pk not in on_task
     ]
+
+
+def test_a_free_form_task_the_agents_read_as_a_kind_says_so(
+    as_user: Any, bob: User, task: Task
+) -> None:
+    task.title, task.goal = "Year 9 lesson plan on volcanoes", "50-minute lesson"
+    task.save()
+    page = as_user(bob).get(reverse("tasks:detail", args=[task.pk]))
+    assert b"Free-form task \xc2\xb7 the agents read it as: <strong>Lesson plan</strong>" in (
+        page.content
+    )
+    task.title, task.goal = "Tidy the shed", ""
+    task.save()
+    page = as_user(bob).get(reverse("tasks:detail", args=[task.pk]))
+    assert b"the agents read it as" not in page.content
