@@ -115,6 +115,23 @@ def _money_res() -> tuple[re.Pattern[str], re.Pattern[str]]:
 _SCALES = {"k": 1000, "thousand": 1000, "m": 1_000_000, "million": 1_000_000, "mio": 1_000_000}
 
 
+# Codes people write in lower case too; any other code only in capitals ("all 32" is not 32
+# Albanian lek, "top 5" not 5 Tongan pa'anga).
+_LOWER_CASE_CODES = frozenset(
+    ["eur", "usd", "gbp", "chf", "jpy", "cad", "aud", "nzd", "sek", "nok", "dkk", "pln", "czk"]
+)
+
+
+def _a_word_not_a_code(written: str) -> bool:
+    return (
+        len(written) == 3
+        and written.isalpha()
+        and not written.isupper()
+        and written.casefold() not in _LOWER_CASE_CODES
+        and written.casefold() in {c.casefold() for c in babel.numbers.list_currencies()}
+    )
+
+
 def find_money(text: str) -> list[Found]:
     """Amounts with their currency: "€1,500", "1.500,00 €", "CHF 1'200", "2k USD",
     "3 thousand pounds", "250 Swiss francs", "1 200 zł". Values read "EUR 1500"."""
@@ -132,7 +149,7 @@ def find_money(text: str) -> list[Found]:
                 continue
             scale = _SCALES.get((m["k"] or "").casefold(), 1)
             code, confidence = names.get(" ".join(m["cur"].casefold().split()), ("", 0.0))
-            if not code:
+            if not code or _a_word_not_a_code(m["cur"]):
                 continue
             taken.append((m.start(), m.end()))
             value = f"{code} {format_number(amount * scale)}"

@@ -42,6 +42,7 @@ from agents.skills.grounding import grounded, unknown_values
 from agents.skills.preferences import acknowledgement
 from agents.skills.prompts import questions
 from agents.skills.route import Route, clean, route
+from agents.skills.share import share
 from agents.skills.understand import facts_from_context, facts_from_situation
 from agents.skills.work import (
     SkillAnswer,
@@ -73,6 +74,7 @@ SKILLS: dict[str, Callable[..., SkillAnswer]] = {
     "answer_text": lambda f, count, line, q: answer_text(f, q),
     "preferences": lambda f, count, line, q: SkillAnswer("preferences", acknowledgement(q)),
     "questions": lambda f, count, line, q: questions(f, q, count),
+    "share": lambda f, count, line, q: share(f, q) or answer_text(f, q),
 }
 
 

@@ -244,6 +244,8 @@ def answer(facts: TaskFacts, about: str, question: str = "") -> SkillAnswer:
         if about == "budget":
             text += _budget_sum(facts, values[0], question)
         more = _more_in_text(facts, question, text)
+        if about == "when" and re.search(r"(?i)\bwhere\b", question):  # "when and where?"
+            more = f"{more} {answer(facts, 'where').text}".strip()
         return SkillAnswer(f"answer_{about}", finish(f"{text} {more}".strip(), facts.prefs))
     found = passages(facts, question) if question else []
     if found:

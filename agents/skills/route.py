@@ -172,7 +172,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("risks", r"\b(?:risks?|pitfalls?|go wrong|watch out)\b"),
     (  # "packing list", "what should I bring?", "list of supplies", "what needs doing"
         "checklist",
-        r"\b(?:check ?list|to-?do|todo|to do list|action items|steps|run ?sheet)\b|"
+        r"\b(?:check ?list|to-?do|todo|to do list|action items|steps|run ?sheet|reminders?)\b|"
         r"\b(?:packing|shopping|prep|preparation|kit|supplies|supply|equipment|gear)\s+list\b|"
         r"\blist (?:of )?(?:the )?(?:things|everything|supplies|items|what)\b|"
         r"\bwhat (?:should|do|must|shall) (?:i|we) (?:\w+ )?(?:bring|pack|buy|prepare|prep)\b|"
@@ -183,16 +183,32 @@ _RULES: tuple[tuple[str, str], ...] = (
         r"\bbudget (?:is )?per \w+|"
         r"(?=.*(?:budget|[€$£]|\bmoney\b|\bspend\b)).*\b(?:cover|covers|afford|enough)\b",
     ),
-    ("effort", r"\b(?:how long|effort|estimate|how many hours|how much (?:work|time))\b"),
+    (  # "how much per head if all 32 come?", "the Airbnb each?", "target per volunteer?"
+        "share",
+        r"(?=.*(?:\bhow much\b|\bcost|\btarget\b|\bprice\b|\bpay\b|\bbudget\b|[€$£]|\bspend))"
+        r".*(?:\bper\s+\w+|\beach\b|\bsplit\b|\ba head\b|\bapiece\b)|"
+        r"^\s*(?:\w+\s+){0,2}per\s+(?:head|person|volunteer|member|guest|\w+)\s*\??\s*$",
+    ),
+    (  # "how long will it take?" is effort; "how long do we have the van?" is in the task
+        "effort",
+        r"\bhow long (?:will|would|does|do|should|might) (?:it|this|that|the work|the job)\b|"
+        r"\b(?:effort|estimate|how many hours|how much (?:work|time))\b|"
+        r"^\s*how long\s*\??\s*$",
+    ),
     ("decide_first", r"\b(?:decide|settle|prioriti[sz]e)\b.*\bfirst\b|\bblock(?:er|ing)\b"),
     ("next_step", r"\bnext step|\bwhat(?:'s| is) next\b|\bwhat now\b|\bdo next\b"),
     (
         "open_questions",
         r"\b(?:missing|open questions?|still open|questions?\b.*\bask|need from me|gaps?|"
+        r"unresolved|outstanding|undecided|left to (?:sort|decide|do|settle)|to sort|loose ends|"
         r"(?:haven'?t|have not|not yet|still to)(?: \w+)? (?:been )?decided?|undecided)\b",
     ),
     ("rephrase", r"\b(?:rephrase|reword|rewrite the goal|put it another way|clearer)\b"),
-    ("answer_when", r"^\s*(?:when\b|by when|what(?:'s| is) the (?:deadline|date|due date))"),
+    (  # "when is it?", "whats the closing date for applications", "release date?"
+        "answer_when",
+        r"^\s*(?:when\b|by when|what'?s? (?:is )?the (?:\w+ )?(?:deadline|date|due date))|"
+        r"^\s*(?:the )?(?:\w+ )?(?:date|deadline)\s*\??\s*$",
+    ),
     ("answer_who", r"^\s*who\b"),
     ("answer_where", r"^\s*where\b|\bwhat(?:'s| is) the venue\b"),
     (
@@ -200,12 +216,20 @@ _RULES: tuple[tuple[str, str], ...] = (
         r"\bwhat(?:'s| is) the budget\b|^\s*how much (?:money|can we spend|is the budget)",
     ),
     ("draft", _DRAFT),
+    (  # "brief pls", "short invite email for members", "itinerary draft", "volunteer rota"
+        "draft",
+        r"^\s*(?:an?\s+|the\s+|my\s+|our\s+)?(?:short\s+|quick\s+|brief\s+|first\s+)?"
+        r"(?:[\w-]+\s+){0,2}(?:email|e-mail|invite|invitation|brief|agenda|itinerary|flyer|rota|"
+        r"schedule|post|announcement|newsletter|letter|advert|ad|plan|outline|memo|notice|"
+        r"blurb|poster|message)\b(?:\s+(?:for|to|about|in|with|pls|please|draft)\b.*)?\s*[.!]?\s*$",
+    ),
 )
 
 THRESHOLD = 0.7  # cosine similarity to the nearest example (WordLlama, unit vectors)
 _COUNT = re.compile(
     r"\b(\d{1,2})\s+(?:\w+\s+){0,2}?(?:questions?|risks?|items?|things?|points?|steps?|ideas?|"
-    r"titles?|bullets?|options?|tasks?)\b",
+    r"titles?|bullets?|options?|tasks?|reminders?|objections?|examples?|tips?|names?|shifts?|"
+    r"prompts?|starters?)\b",
     re.IGNORECASE,
 )
 

@@ -307,7 +307,9 @@ def open_questions(facts: TaskFacts, count: int | None = None) -> SkillAnswer:
     ]
     items = [*said, *needs, *items]
     required = [o for o in items if o.required or o.readings]
-    shown = _count(required or items, count)
+    wanted = count or 3  # a list of one is no list: the less blocking ones follow
+    extra = [o for o in items if o not in required][: max(0, wanted - len(required))]
+    shown = _count([*required, *extra] if required else items, count)
     if not required:
         known = and_list([phrase(v, facts) for v in facts.known[:4]])
         text = "Nothing the work needs is open"

@@ -50,7 +50,8 @@ def say_money(raw: str) -> str:
         number = float(amount)
     except ValueError:
         return raw
-    shown = f"{number:,.2f}".rstrip("0").rstrip(".") if "." in amount else f"{int(number):,}"
+    # "12.60 GBP" keeps its pence; "1,500 EUR" has none to show
+    shown = f"{number:,.2f}".removesuffix(".00") if "." in amount else f"{int(number):,}"
     return f"{shown} {m[1]}"
 
 

@@ -105,3 +105,49 @@ def test_what_someone_said_they_need_is_an_open_point() -> None:
     )
     assert "“I need a discrete GPU for the vision work” was said in the chat" in text
     assert "sounds good" not in text
+
+
+def test_a_share_is_worked_out_from_the_amount_and_count_the_task_gives() -> None:
+    doc = "Stay: Airbnb in Ribeira, €540 total for 3 nights\nFlights: £89 return each\n"
+    _, text = _answer(
+        "Porto weekend",
+        "A 3-night trip to Porto for four friends",
+        "how much is the airbnb each?",
+        document=doc,
+    )
+    assert text.startswith("About 135 EUR per person: 540 EUR")
+    assert "divided by 4" in text
+    _, text = _answer(
+        "Book club", "Party", "how much per head if all 32 come, with the whole £600?"
+    )
+    assert text.startswith("About 18.75 GBP per person: 600 GBP")
+    _, text = _answer(
+        "Bake sale",
+        "Run the stall",
+        "target per volunteer?",
+        document="Target: raise £400\n- 12 volunteers\n",
+    )
+    assert text.startswith("About 33.33 GBP per volunteer")
+
+
+def test_a_share_without_a_count_is_not_guessed() -> None:
+    _, text = _answer("Party", "Budget £600", "how much per head?")
+    assert "per person" not in text
+
+
+def test_all_is_a_word_not_albanian_lek_and_pence_are_kept() -> None:
+    from agents.policies.parse_money import find_money
+    from agents.skills.write import say_money
+
+    assert find_money("if all 32 come") == []
+    assert [m.value for m in find_money("ALL 3,000")] == ["ALL 3000"]
+    assert say_money("GBP 12.6") == "12.60 GBP"
+    assert say_money("EUR 1500") == "1,500 EUR"
+
+
+def test_when_and_where_answers_both() -> None:
+    _, text = _answer(
+        "Quiz night", "Quiz night on Friday 12 March 2027 in Bristol", "when and where is it?"
+    )
+    assert "12 March 2027" in text
+    assert "Bristol" in text
