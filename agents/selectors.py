@@ -78,7 +78,9 @@ def task_panel(*, task: Task, membership: Membership | None) -> dict[str, Any]:
     cards = task_agent_cards(task, can_add=membership is not None and membership.can_edit)
     questions = list(Question.objects.filter(task=task).select_related("agent", "answered_by")[:10])
     suggestions = list(
-        Suggestion.objects.filter(task=task).select_related("agent", "decided_by")[:10]
+        Suggestion.objects.filter(task=task).select_related("agent", "proposed_by", "decided_by")[
+            :10
+        ]
     )
     edits = list_task_edits(task)
     widgets = feedback_widgets(
@@ -128,7 +130,7 @@ def get_task_turn(access: TaskAccess, turn_id: int) -> Turn:
 
 
 def get_task_suggestion(access: TaskAccess, suggestion_id: int) -> Suggestion:
-    found = Suggestion.objects.select_related("agent", "task").filter(
+    found = Suggestion.objects.select_related("agent", "proposed_by", "task").filter(
         pk=suggestion_id, task=access.task
     )
     suggestion = found.first()
@@ -192,7 +194,7 @@ def get_feedback_target(access: TaskAccess, kind: str, target_id: int) -> Feedba
         obj = Question.objects.filter(pk=target_id, task=task).first()
         turn_id = obj.turn_id if obj else None
     elif kind == Feedback.TargetKind.SUGGESTION:
-        obj = Suggestion.objects.filter(pk=target_id, task=task).first()
+        obj = Suggestion.objects.filter(pk=target_id, task=task, agent__isnull=False).first()
         turn_id = obj.turn_id if obj else None
     elif kind == Feedback.TargetKind.EDIT:
         obj = _task_edits(task).filter(pk=target_id).first()
@@ -390,5 +392,7 @@ def list_task_questions(task: Task, *, status: str | None = None) -> QuerySet[Qu
 
 
 def list_task_suggestions(task: Task, *, status: str | None = None) -> QuerySet[Suggestion]:
-    suggestions = Suggestion.objects.filter(task=task).select_related("agent", "decided_by")
+    suggestions = Suggestion.objects.filter(task=task).select_related(
+        "agent", "proposed_by", "decided_by"
+    )
     return suggestions.filter(status=status) if status else suggestions

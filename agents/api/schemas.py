@@ -73,8 +73,9 @@ class AnswerIn(Schema):
 class SuggestionOut(Schema):
     id: int
     task_id: int
-    agent_id: int
-    agent: str = Field(description="The proposing agent's name.")
+    agent_id: int | None = Field(description="None for a person's suggestion.")
+    agent: str = Field(description="The proposing agent's name (or the person's username).")
+    proposed_by: str | None = Field(description="The person who proposed it, if a person did.")
     turn_id: int | None
     find: str = Field(description="The document text it replaces; empty: it appends.")
     replace: str = Field(description="What the agent proposes instead.")
@@ -95,7 +96,8 @@ def suggestion_out(suggestion: Suggestion) -> dict[str, object]:
         "id": suggestion.pk,
         "task_id": suggestion.task_id,
         "agent_id": suggestion.agent_id,
-        "agent": suggestion.agent.name,
+        "agent": suggestion.proposer_name,
+        "proposed_by": username(suggestion.proposed_by),
         "turn_id": suggestion.turn_id,
         "find": suggestion.find,
         "replace": suggestion.replace,

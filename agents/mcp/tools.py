@@ -16,9 +16,12 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 
 from agents.memory.selectors import visible_items
-from agents.selectors import get_task_question
+from agents.selectors import get_task_question, get_task_suggestion, list_task_suggestions
+from agents.services import suggestions as suggestion_services
 from agents.services.questions import answer_question as answer_question_service
 from collab.audit.services import record_event
+from collab.lib.errors import Conflict
+from collab.tasks import documents
 from collab.tasks.models import Document
 from collab.tasks.selectors import get_task_access, list_messages, list_tasks
 from collab.tasks.services import post_message as post_message_service
@@ -160,3 +163,100 @@ def list_open_questions(user: User, task_id: int) -> list[dict[str, Any]]:
         for q in questions
         if q.can_be_answered
     ]
+
+
+def _refusal(exc: Exception, *, role: str) -> ToolError:
+    """A service's refusal in plain words: a conflict says so (read again and redo it)."""
+    if isinstance(exc, PermissionDenied):
+        return ToolError(f"Your role in this workspace cannot {role}.")
+    if isinstance(exc, Conflict):
+        return ToolError("Conflict: " + " ".join(exc.messages))
+    assert isinstance(exc, ValidationError)
+    return ToolError(" ".join(exc.messages))
+
+
+def read_live_document(user: User, task_id: int) -> dict[str, Any]:
+    """The live document with its version: send the version back with an edit."""
+    access = _access(user, task_id)
+    _audit(user, "read_document", workspace=access.task.workspace, target=f"task:{task_id}")
+    read = documents.read_document(task=access.task)
+    return {"task_id": access.task.pk, "text": read.text, "version": read.update_id}
+
+
+def edit_document(user: User, task_id: int, text: str, base_version: int) -> dict[str, Any]:
+    """The API's document edit (``edit_document_text``): a minimal change from the version read
+    to ``text``, merged with what others wrote since; a conflict when that base is gone."""
+    access = _access(user, task_id)
+    try:
+        edit = documents.edit_document_text(
+            membership=access.membership,
+            task=access.task,
+            new_text=text,
+            base_version=int(base_version),
+        )
+    except (PermissionDenied, ValidationError) as exc:
+        raise _refusal(exc, role="edit this document") from None
+    _audit(user, "edit_document", workspace=access.task.workspace, target=f"task:{task_id}")
+    read = documents.read_document(task=access.task)
+    return {"text": read.text, "version": read.update_id, "operations": edit.operations}
+
+
+def _suggestion_row(suggestion: Any) -> dict[str, Any]:
+    return {
+        "id": suggestion.pk,
+        "by": suggestion.proposer_name,
+        "find": suggestion.find,
+        "replace": suggestion.replace,
+        "rationale": suggestion.rationale,
+        "status": suggestion.status,
+    }
+
+
+def list_suggestions(user: User, task_id: int) -> list[dict[str, Any]]:
+    access = _access(user, task_id)
+    _audit(user, "list_suggestions", workspace=access.task.workspace, target=f"task:{task_id}")
+    proposed = list_task_suggestions(access.task, status="proposed").order_by("pk")
+    return [_suggestion_row(s) for s in proposed[:MEMORY_LIMIT]]
+
+
+def propose_suggestion(
+    user: User, task_id: int, find: str, replace: str, rationale: str = ""
+) -> dict[str, Any]:
+    """A change for the people of the task to accept, edit or reject (the agents pane's card)."""
+    access = _access(user, task_id)
+    try:
+        suggestion = suggestion_services.propose_suggestion(
+            membership=access.membership,
+            task=access.task,
+            find=find,
+            replace=replace,
+            rationale=rationale,
+        )
+    except (PermissionDenied, ValidationError) as exc:
+        raise _refusal(exc, role="propose changes here") from None
+    _audit(user, "propose_suggestion", workspace=access.task.workspace, target=f"task:{task_id}")
+    return _suggestion_row(suggestion)
+
+
+def decide_suggestion(
+    user: User, task_id: int, suggestion_id: int, *, accept: bool, text: str | None = None
+) -> dict[str, Any]:
+    """Accept (as proposed, or with ``text`` instead) or reject, as the pane's buttons do."""
+    access = _access(user, task_id)
+    try:
+        suggestion = get_task_suggestion(access, int(suggestion_id))
+        if accept:
+            suggestion = suggestion_services.accept_suggestion(
+                membership=access.membership, suggestion=suggestion, text=text
+            )
+        else:
+            suggestion = suggestion_services.reject_suggestion(
+                membership=access.membership, suggestion=suggestion
+            )
+    except (Http404, ValueError, TypeError):
+        raise ToolError(f"No suggestion {suggestion_id} in task {task_id}.") from None
+    except (PermissionDenied, ValidationError) as exc:
+        raise _refusal(exc, role="decide suggestions here") from None
+    tool = "accept_suggestion" if accept else "reject_suggestion"
+    _audit(user, tool, workspace=access.task.workspace, target=f"task:{task_id}")
+    return _suggestion_row(suggestion)

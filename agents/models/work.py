@@ -21,7 +21,13 @@ class Suggestion(models.Model):
         STALE = "stale", "No longer applies"
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="suggestions")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="suggestions")
+    # An agent's (from a turn), or a person's (``proposed_by``: e.g. their MCP client).
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, null=True, blank=True, related_name="suggestions"
+    )
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     turn = models.ForeignKey(
         Turn, on_delete=models.SET_NULL, null=True, blank=True, related_name="suggestions"
     )
@@ -41,7 +47,20 @@ class Suggestion(models.Model):
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
-        return f"Suggestion {self.pk} by {self.agent} ({self.status})"
+        return f"Suggestion {self.pk} by {self.proposer_name} ({self.status})"
+
+    @property
+    def proposer_name(self) -> str:
+        """The agent's name, or the person's username (a person's suggestion has no agent)."""
+        agent = self.agent if self.agent_id is not None else None
+        if agent is not None:
+            return str(agent.name)
+        return self.proposed_by.get_username() if self.proposed_by else "someone"
+
+    @property
+    def proposer_colour(self) -> str:
+        agent = self.agent if self.agent_id is not None else None
+        return str(agent.colour) if agent is not None else "inherit"
 
 
 class Question(models.Model):

@@ -90,13 +90,15 @@ def stream(turn: Turn, text: str, delta: str) -> None:
 
 
 def suggestion_changed(suggestion_id: int, *, created: bool = False) -> None:
-    suggestion = Suggestion.objects.select_related("agent").filter(pk=suggestion_id).first()
+    suggestion = (
+        Suggestion.objects.select_related("agent", "proposed_by").filter(pk=suggestion_id).first()
+    )
     if suggestion is None:
         return
     payload = {
         "type": "agent.suggestion",
         "suggestion_id": suggestion.pk,
-        "agent": suggestion.agent.name,
+        "agent": suggestion.proposer_name,
         "task_id": suggestion.task_id,
         "status": suggestion.status,
         "find": suggestion.find,

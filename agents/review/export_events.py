@@ -252,6 +252,7 @@ def _suggestions(spec: ExportSpec) -> Iterator[Iterator[Event]]:
         "pk",
         "at",
         "agent__name",
+        "proposed_by__username",
         "find",
         "replace",
         "rationale",
@@ -270,7 +271,11 @@ def _suggestions(spec: ExportSpec) -> Iterator[Iterator[Event]]:
                 at=row["at"],
                 event="suggestion.proposed",
                 event_id=f"suggestion-{row['pk']}",
-                role=f"agent_{row['agent__name']}",
+                role=(
+                    f"agent_{row['agent__name']}"
+                    if row["agent__name"] is not None
+                    else f"user_{row['proposed_by__username']}"
+                ),
                 action=(
                     f"REQUEST_TEAMMATE_CONFIRM(request_id={row['pk']}, "
                     "pending_action=EDITOR_UPDATE)"

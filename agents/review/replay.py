@@ -140,14 +140,14 @@ def build_timeline(task: Task, *, viewer: User) -> Timeline:
 
     for suggestion in (
         Suggestion.objects.filter(task=task)
-        .select_related("agent", "decided_by")
+        .select_related("agent", "proposed_by", "decided_by")
         .order_by("id")[:MAX_EVENTS]
     ):
         add(
             suggestion.created_at,
             3,
             kind="suggestion",
-            actor=suggestion.agent.name,
+            actor=suggestion.proposer_name,
             summary="Suggested a change",
             body=suggestion.rationale,
             diff=suggestion.diff,

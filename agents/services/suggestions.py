@@ -9,10 +9,42 @@ from django.utils import timezone
 from agents.models import Suggestion
 from agents.outbox import events
 from agents.schemas import TEXT_MAX
-from agents.services.edits import edit_document
+from agents.services.edits import changed_text, edit_document, unified_diff
 from collab.lib.errors import Conflict
+from collab.tasks import documents
+from collab.tasks.models import Task
 from collab.workspaces.models import Membership
 from collab.workspaces.permissions import require_editor, require_same_workspace
+
+
+@transaction.atomic
+def propose_suggestion(
+    *, membership: Membership, task: Task, find: str, replace: str, rationale: str = ""
+) -> Suggestion:
+    """A person's proposed change (e.g. through their MCP client): a card others accept, edit
+    or reject, as an agent's would be. ``find`` must be in the live document (empty appends)."""
+    require_editor(membership)
+    require_same_workspace(membership, task)
+    if len(replace) > TEXT_MAX * 4 or len(find) > TEXT_MAX * 4:
+        raise ValidationError({"replace": "That change is too long."})
+    if len(rationale) > TEXT_MAX:
+        raise ValidationError({"rationale": "That reason is too long."})
+    if not find and not replace.strip():
+        raise ValidationError({"replace": "Say what to add."})
+    before = documents.read_document(task=task).text
+    after = changed_text(before, find, replace)
+    if after is None:
+        raise Conflict("The document does not contain the text to change: read it again.")
+    suggestion = Suggestion.objects.create(
+        task=task,
+        proposed_by=membership.user,
+        find=find,
+        replace=replace,
+        rationale=rationale.strip(),
+        diff=unified_diff(before, after),
+    )
+    transaction.on_commit(lambda: events.suggestion_changed(suggestion.pk, created=True))
+    return suggestion
 
 
 def accept_suggestion(
@@ -27,7 +59,7 @@ def accept_suggestion(
     with transaction.atomic():
         locked = (
             Suggestion.objects.select_for_update(of=("self",))
-            .select_related("agent")
+            .select_related("agent", "proposed_by")
             .get(pk=suggestion.pk)
         )
         if locked.status != Suggestion.Status.PROPOSED:
@@ -40,7 +72,7 @@ def accept_suggestion(
             find=locked.find,
             replace=replacement,
             author_label=(
-                f"{membership.user.get_username()} (accepted {locked.agent.name}'s suggestion)"
+                f"{membership.user.get_username()} (accepted {locked.proposer_name}'s suggestion)"
             ),
             author=membership.user,
         )

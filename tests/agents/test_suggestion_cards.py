@@ -152,3 +152,37 @@ def test_viewers_cannot_undo_an_agents_edit(
 
     assert response.status_code == 403
     assert documents.read_document(task=task).text.endswith(APPEND)
+
+
+def test_a_persons_suggestion_shows_as_theirs_escaped_without_feedback_and_exports_as_theirs(
+    as_user: Callable[[User], object], alice: User, bob: User, task: Task
+) -> None:
+    from django.urls import reverse
+
+    from agents.services.suggestions import propose_suggestion
+    from collab.workspaces.selectors import get_membership
+
+    documents.apply_text_edit(task=task, new_text="Venue: TBD\n", author_label="alice")
+    suggestion = propose_suggestion(
+        membership=get_membership(bob, task.workspace_id),
+        task=task,
+        find="TBD",
+        replace="<b>barn</b>",
+        rationale="Cheaper & closer",
+    )
+
+    client = as_user(alice)
+    page = client.get(f"/t/{task.pk}/").content.decode()  # type: ignore[attr-defined]
+    card = re.search(
+        rf'<article[^>]*id="suggestion-{suggestion.pk}".*?</article>\s*(.*?)</div>', page, re.S
+    )
+    assert card is not None
+    assert '<strong style="color: inherit">bob</strong> suggests' in card.group(0)
+    assert "Cheaper &amp; closer" in card.group(0)
+    assert "&lt;b&gt;barn&lt;/b&gt;" in card.group(0)
+    assert "<b>barn</b>" not in card.group(0)
+    assert "feedback" not in card.group(1)  # feedback is on agent work only
+    export = client.get(reverse("review:task_export", args=[task.pk]))  # type: ignore[attr-defined]
+    events = [json.loads(line) for line in b"".join(export.streaming_content).splitlines()]
+    proposed = [e for e in events if e["event"] == "suggestion.proposed"]
+    assert [e["role"] for e in proposed] == ["user_bob"]
