@@ -5,18 +5,27 @@ platform's routes: one module per area, each with its own router.
 - ``work``: the agents' questions and suggestions on a task;
 - ``agents``: a workspace's agents, and the agents on a task;
 - ``turns``: the agents' turns on a task;
-- ``memory``: the caller's own memory.
+- ``memory``: the caller's own memory;
+- ``review``: traces, a turn's trace and exports, for owners and staff.
 """
 
 from __future__ import annotations
 
 from ninja import Router
 
-from agents.api import agents, feedback, memory, turns, work
+from agents.api import agents, feedback, memory, review, turns, work
 
 # Mounted under /api/tasks.
-TASK_ROUTERS: tuple[Router, ...] = (feedback.router, work.router, agents.task_router, turns.router)
+TASK_ROUTERS: tuple[Router, ...] = (
+    feedback.router,
+    work.router,
+    agents.task_router,
+    turns.router,
+    review.task_router,
+)
 # Mounted under /api/workspaces.
-WORKSPACE_ROUTERS: tuple[Router, ...] = (agents.workspace_router,)
+WORKSPACE_ROUTERS: tuple[Router, ...] = (agents.workspace_router, review.workspace_router)
+# Mounted under /api/review (staff).
+REVIEW_ROUTER: Router = review.site_router
 # Mounted under /api/memory.
 MEMORY_ROUTER: Router = memory.router

@@ -5,7 +5,7 @@ workspace's, not yours) stays on the Memory page."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest
@@ -22,6 +22,7 @@ from agents.memory.models import (
     Scope,
 )
 from agents.memory.models import Status as ItemStatus
+from agents.memory.services import IMPORT_MAX_ITEMS
 from collab.api.auth import current_user
 from collab.api.pagination import PageFields, PageQuery, cursor_page
 from collab.api.schemas import MAX_ID, BadRequest, Error, PathId, StoredText, body_config
@@ -197,6 +198,47 @@ def export(request: HttpRequest) -> dict[str, Any]:
     data = selectors.export_memory(user)
     services.record_export(user=user, items=len(data["items"]))
     return data
+
+
+class ImportIn(Schema):
+    """The export's own format (``GET /api/memory/export``): an export imports as it is."""
+
+    model_config = body_config(
+        {
+            "format": "collab-memory",
+            "version": 1,
+            "items": [
+                {"scope": "personal", "kind": "preference", "text": "I prefer bullet points"}
+            ],
+        }
+    )
+    model_config["extra"] = "allow"  # an export's own extra fields (exported_at, person, ...)
+
+    format: Literal["collab-memory"]
+    version: Literal[1]
+    items: list[dict[str, Any]] = Field(
+        max_length=IMPORT_MAX_ITEMS,
+        description="Each: `text`, and optionally `scope` (`personal` or `workspace`), "
+        "`workspace_id`, `kind`, `key`, `value`, `confidence`, `pinned`.",
+    )
+
+
+class ImportOut(Schema):
+    added: int
+    superseded: int = Field(description="Replacing an older item of yours.")
+    kept: int = Field(description="Already known.")
+
+
+@router.post(
+    "/import",
+    response={200: ImportOut, **READ},
+    summary="Import a memory file (the export's format) into your own memory",
+)
+def import_items(request: HttpRequest, payload: ImportIn) -> dict[str, int]:
+    """Reconciled like anything else you tell Collab: an item you already have is kept, one
+    that changes an older one replaces it. 400 lists what is wrong with the file."""
+    counts = services.import_memory(user=current_user(request), raw=request.body)
+    return {key: counts.get(key, 0) for key in ("added", "superseded", "kept")}
 
 
 @router.put(

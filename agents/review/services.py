@@ -3,17 +3,22 @@ of each read of someone's memory on a turn's trace."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.http import Http404
 
 from agents.memory.services import record_admin_read
+from agents.models import Turn
+from agents.review.export_spec import ExportSpec
+from agents.review.exports import jsonl_lines, turns_csv_lines
 from agents.review.models import ReviewSettings
-from agents.review.selectors import ReviewScope
+from agents.review.selectors import ReviewScope, get_review_scope, get_review_settings
+from agents.review.traces import TurnTrace, get_turn_trace
 from collab.audit.models import AuditEvent
 from collab.audit.services import record_event
 
@@ -91,3 +96,43 @@ def record_export(
         target=f"{what} as {fmt}"[:200],
         data={"format": fmt, **{k: _plain(v) for k, v in data.items()}},
     )
+
+
+def start_export(*, actor: User, scope: ReviewScope, spec: ExportSpec, fmt: str) -> Iterator[str]:
+    """Audit an export (``jsonl``: the event log; ``csv``: one row per turn) and return its
+    lines, read lazily as they are sent: what the review pages and the API both serve."""
+    settings = get_review_settings(scope.workspace) if scope.workspace is not None else None
+    where: dict[str, Any] = (
+        {"task_id": spec.task_id}
+        if spec.task_id is not None
+        else {
+            "since": spec.since and spec.since.isoformat(),
+            "until": spec.until and spec.until.isoformat(),
+        }
+    )
+    record_export(
+        actor=actor,
+        scope=scope,
+        what=spec.describe(),
+        fmt=fmt,
+        **where,
+        personal_memory=bool(settings and settings.export_personal_memory),
+    )
+    if fmt == "csv":
+        return turns_csv_lines(spec)
+    return jsonl_lines(spec, settings)
+
+
+def open_turn_trace(*, viewer: User, turn_id: int) -> tuple[ReviewScope, TurnTrace]:
+    """One turn's trace for its workspace's owners and staff (outsiders 404, other members
+    403), as ``viewer`` may see it; a staff read of someone's memory on it is audited."""
+    workspace_id = (
+        Turn.objects.filter(pk=turn_id).values_list("task__workspace_id", flat=True).first()
+    )
+    if workspace_id is None:
+        raise Http404("No such turn.")
+    scope = get_review_scope(viewer, workspace_id)
+    trace = get_turn_trace(scope=scope, turn_id=turn_id, viewer=viewer)
+    if trace.memory.read_of:
+        record_trace_memory_reads(actor=viewer, owner_ids=trace.memory.read_of, turn_id=turn_id)
+    return scope, trace

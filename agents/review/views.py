@@ -11,15 +11,14 @@ from datetime import timedelta
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
-from agents.models import Turn
 from agents.review import metrics, services, traces, usage
 from agents.review import selectors as review_selectors
-from agents.review.exports import ExportSpec, jsonl_lines, turns_csv_lines
+from agents.review.exports import ExportSpec
 from agents.review.forms import ExportRangeForm, ReviewSettingsForm, TraceFilterForm, UsageForm
 from agents.review.replay import build_timeline
 from agents.review.selectors import (
@@ -105,17 +104,7 @@ def workspace_traces(request: AuthedRequest, workspace_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def turn_detail(request: AuthedRequest, turn_id: int) -> HttpResponse:
-    workspace_id = (
-        Turn.objects.filter(pk=turn_id).values_list("task__workspace_id", flat=True).first()
-    )
-    if workspace_id is None:
-        raise Http404("No such turn.")
-    scope = get_review_scope(request.user, workspace_id)
-    trace = traces.get_turn_trace(scope=scope, turn_id=turn_id, viewer=request.user)
-    if trace.memory.read_of:
-        services.record_trace_memory_reads(
-            actor=request.user, owner_ids=trace.memory.read_of, turn_id=turn_id
-        )
+    scope, trace = services.open_turn_trace(viewer=request.user, turn_id=turn_id)
     return render(request, "review/turn_detail.html", _context(scope, trace=trace))
 
 
@@ -219,22 +208,9 @@ def _range_or_400(request: AuthedRequest) -> ExportRangeForm:
 @require_GET
 def task_export(request: AuthedRequest, task_id: int) -> HttpResponseBase:
     task, scope = get_review_task(request.user, task_id)
-    assert scope.workspace is not None
-    settings = get_review_settings(scope.workspace)
     spec = ExportSpec(task_id=task.pk)
-    services.record_export(
-        actor=request.user,
-        scope=scope,
-        what=spec.describe(),
-        fmt="jsonl",
-        task_id=task.pk,
-        personal_memory=settings.export_personal_memory,
-    )
-    return _stream(
-        jsonl_lines(spec, settings),
-        content_type="application/x-ndjson",
-        filename=f"task-{task.pk}.jsonl",
-    )
+    lines = services.start_export(actor=request.user, scope=scope, spec=spec, fmt="jsonl")
+    return _stream(lines, content_type="application/x-ndjson", filename=f"task-{task.pk}.jsonl")
 
 
 def _range_export(request: AuthedRequest, scope: ReviewScope, fmt: str) -> HttpResponseBase:
@@ -246,22 +222,11 @@ def _range_export(request: AuthedRequest, scope: ReviewScope, fmt: str) -> HttpR
         since=form.cleaned_data.get("since"),
         until=form.cleaned_data.get("until"),
     )
-    settings = get_review_settings(scope.workspace) if scope.workspace is not None else None
-    services.record_export(
-        actor=request.user,
-        scope=scope,
-        what=spec.describe(),
-        fmt=fmt,
-        since=spec.since and spec.since.isoformat(),
-        until=spec.until and spec.until.isoformat(),
-        personal_memory=bool(settings and settings.export_personal_memory),
-    )
+    lines = services.start_export(actor=request.user, scope=scope, spec=spec, fmt=fmt)
     name = f"workspace-{scope.workspace_id}" if scope.workspace is not None else "all"
     if fmt == "csv":
-        return _stream(turns_csv_lines(spec), content_type="text/csv", filename=f"{name}-turns.csv")
-    return _stream(
-        jsonl_lines(spec, settings), content_type="application/x-ndjson", filename=f"{name}.jsonl"
-    )
+        return _stream(lines, content_type="text/csv", filename=f"{name}-turns.csv")
+    return _stream(lines, content_type="application/x-ndjson", filename=f"{name}.jsonl")
 
 
 @login_required

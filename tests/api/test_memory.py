@@ -127,3 +127,38 @@ def test_export_holds_your_items(bob: User, api_as: ApiClientFactory) -> None:
     exported = api_as(bob).get("/api/memory/export")
     assert exported.status_code == 200
     assert [i["text"] for i in exported.json()["items"]] == ["I prefer bullet points"]
+
+
+def test_an_export_imports_back_into_your_own_memory(
+    bob: User, alice: User, api_as: ApiClientFactory
+) -> None:
+    _remember(bob, "I prefer bullet points", key="lists", value="bullets")
+    exported = api_as(bob).get("/api/memory/export").json()
+    MemoryItem.objects.filter(owner=bob).delete()
+
+    imported = _send(api_as(alice), "POST", "/api/memory/import", exported)
+    again = _send(api_as(alice), "POST", "/api/memory/import", exported)
+
+    assert imported.status_code == 200
+    assert imported.json() == {"added": 1, "superseded": 0, "kept": 0}
+    assert again.json()["added"] == 0
+    assert list(
+        MemoryItem.objects.filter(owner=alice, status=Status.ACTIVE).values_list("text", flat=True)
+    ) == ["I prefer bullet points"]
+    assert not MemoryItem.objects.filter(owner=bob).exists()
+
+
+def test_an_import_into_a_workspace_you_do_not_belong_to_answers_400(
+    mallory: User, workspace: Workspace, api_as: ApiClientFactory
+) -> None:
+    body = {
+        "format": "collab-memory",
+        "version": 1,
+        "items": [{"scope": "workspace", "workspace_id": workspace.pk, "text": "Planted"}],
+    }
+
+    response = _send(api_as(mallory), "POST", "/api/memory/import", body)
+
+    assert response.status_code == 400
+    assert "not a workspace you belong to" in response.json()["detail"]
+    assert not MemoryItem.objects.filter(owner=mallory).exists()

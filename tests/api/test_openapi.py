@@ -47,6 +47,15 @@ EXPECTED_OPERATIONS = {
     ("delete", "/api/memory/items/{item_id}"),
     ("get", "/api/memory/export"),
     ("put", "/api/memory/settings"),
+    ("post", "/api/memory/import"),
+    ("get", "/api/workspaces/{workspace_id}/review/traces"),
+    ("get", "/api/workspaces/{workspace_id}/review/export"),
+    ("get", "/api/workspaces/{workspace_id}/review/turns.csv"),
+    ("get", "/api/tasks/{task_id}/turns/{turn_id}/trace"),
+    ("get", "/api/tasks/{task_id}/review/export"),
+    ("get", "/api/review/traces"),
+    ("get", "/api/review/export"),
+    ("get", "/api/review/turns.csv"),
 }
 
 
