@@ -17,6 +17,7 @@ from agents.engine.outcome import Outcome
 from agents.engine.runner import run_turn
 from agents.models import Turn
 from agents.outbox import enqueue
+from agents.services import outside
 from agents.services.chains import report_failure
 from agents.services.questions import expire_question
 from agents.services.sweep import sweep
@@ -103,3 +104,20 @@ def sweep_job() -> dict[str, list[int]]:
     """Every ``AGENTS_SWEEP_SECONDS`` (``CELERY_BEAT_SCHEDULE``): send again the turns whose
     job was lost or whose worker died, and expire the questions whose time is up."""
     return sweep().as_dict()
+
+
+@shared_task(
+    bind=True,
+    name=enqueue.DELIVER_WEBHOOK,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=outside.MAX_DELIVERY_TRIES,
+)
+def deliver_webhook_job(self: Any, delivery_id: int) -> bool:
+    """Send an outside agent its turn: a signed webhook, acknowledged within 10 s, tried
+    again with exponential backoff and jitter (``agents.services.outside.send_webhook``).
+    Idempotent: an acknowledged or failed delivery, or a turn that ended, is left alone."""
+    sent = outside.send_webhook(delivery_id=delivery_id, tries=self.request.retries)
+    if sent.done:
+        return not sent.error
+    raise self.retry(countdown=sent.retry_in, max_retries=outside.MAX_DELIVERY_TRIES)

@@ -6,14 +6,15 @@ platform's routes: one module per area, each with its own router.
 - ``agents``: a workspace's agents, and the agents on a task;
 - ``turns``: the agents' turns on a task;
 - ``memory``: the caller's own memory;
-- ``review``: traces, a turn's trace and exports, for owners and staff.
+- ``review``: traces, a turn's trace and exports, for owners and staff;
+- ``outside``: outside agents and what their programs call (issue 29).
 """
 
 from __future__ import annotations
 
 from ninja import Router
 
-from agents.api import agents, feedback, memory, review, turns, work
+from agents.api import agents, feedback, memory, outside, review, turns, work
 
 # Mounted under /api/tasks.
 TASK_ROUTERS: tuple[Router, ...] = (
@@ -24,8 +25,14 @@ TASK_ROUTERS: tuple[Router, ...] = (
     review.task_router,
 )
 # Mounted under /api/workspaces.
-WORKSPACE_ROUTERS: tuple[Router, ...] = (agents.workspace_router, review.workspace_router)
+WORKSPACE_ROUTERS: tuple[Router, ...] = (
+    agents.workspace_router,
+    review.workspace_router,
+    outside.workspace_router,
+)
 # Mounted under /api/review (staff).
 REVIEW_ROUTER: Router = review.site_router
 # Mounted under /api/memory.
 MEMORY_ROUTER: Router = memory.router
+# Mounted under /api/outside: what an outside agent's program calls.
+OUTSIDE_ROUTER: Router = outside.router

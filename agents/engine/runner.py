@@ -29,6 +29,7 @@ from agents.engine.finish import finish
 from agents.engine.gather import gather, read_document
 from agents.engine.outcome import Outcome
 from agents.engine.produce import produce
+from agents.engine.producers import ProducerFailed
 from agents.engine.stream import TurnBudgetExceeded, TurnCancelled
 from agents.engine.trace import Trace
 from agents.engine.understand import understand
@@ -79,7 +80,7 @@ def _run(turn: Turn, profile: ModelProfile, trace: Trace) -> Outcome:
         trace.lap("apply", applied, summary=f"{applied} actions applied")
     except TurnCancelled:
         return Outcome.CANCELLED
-    except (llm.ModelConfigError, TurnBudgetExceeded) as exc:
+    except (llm.ModelConfigError, TurnBudgetExceeded, ProducerFailed) as exc:
         fail_turn(turn_id=turn.pk, error=str(exc))
         return Outcome.FAILED
     finally:

@@ -23,6 +23,7 @@ DOCUMENT_IDLE = "agents.jobs.document_idle_job"
 QUESTION_TIMEOUT = "agents.jobs.question_timeout_job"
 SWEEP = "agents.jobs.sweep_job"
 CHAIN_FAILURE = "agents.jobs.chain_failure_job"
+DELIVER_WEBHOOK = "agents.jobs.deliver_webhook_job"
 
 
 def send_job(name: str, *args: Any, countdown: float | None = None) -> bool:

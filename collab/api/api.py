@@ -41,3 +41,4 @@ for router in agents_api.WORKSPACE_ROUTERS:
     api.add_router("/workspaces", router)
 api.add_router("/memory", agents_api.MEMORY_ROUTER)
 api.add_router("/review", agents_api.REVIEW_ROUTER)
+api.add_router("/outside", agents_api.OUTSIDE_ROUTER)

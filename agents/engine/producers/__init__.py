@@ -56,6 +56,12 @@ class Produced:
         return said
 
 
+class ProducerFailed(Exception):
+    """The producer cannot do the turn's work and a retry would not help (an outside agent
+    that reported an error or stopped answering): the turn fails with this message in the
+    chat."""
+
+
 class Producer(Protocol):
     """A kind of agent's way of producing a turn's actions."""
 

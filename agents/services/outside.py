@@ -1,0 +1,232 @@
+"""Outside agents (issue 29): making them, their token and signing secrets, and sending them
+their turns (a signed webhook, retried with backoff and jitter, or a pull).
+
+A turn of an outside agent is produced by the program: the producer
+(``agents/engine/producers/outside.py``) opens the turn's one ``Delivery`` and waits for the
+program's activities (``agents/services/activities.py``). The delivery's ``webhook_id`` is the
+same on every try, so the program can use it as its idempotency key.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import secrets
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from agents.llm.endpoints import EndpointRefused, base_url_refusal, validate_base_url
+from agents.llm.guarded_http import guarded_client
+from agents.models import Agent, Delivery, OutsideAgent, OutsideSecret, Turn, TurnStatus
+from agents.outbox import enqueue
+from agents.services import webhooks
+from agents.services.access import require_owner
+from agents.services.agent_changes import create_agent
+from collab.workspaces.models import Membership
+from collab.workspaces.services import hash_token
+
+log = logging.getLogger(__name__)
+
+TOKEN_PREFIX = "cagt_"  # noqa: S105 - a public prefix, not a secret
+ACK_TIMEOUT_SECONDS = 10.0  # the program acknowledges a webhook within this
+MAX_DELIVERY_TRIES = 5
+BACKOFF_CAP_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class NewOutsideAgent:
+    agent: Agent
+    token: str  # shown once
+    secret: str  # shown once
+
+
+def _check_webhook_url(url: str) -> str:
+    url = url.strip()
+    if url:
+        try:
+            validate_base_url(url)
+        except ValidationError as exc:
+            raise ValidationError({"webhook_url": exc.messages}) from None
+    return url
+
+
+@transaction.atomic
+def create_outside_agent(
+    *, membership: Membership, name: str, webhook_url: str = "", **fields: Any
+) -> NewOutsideAgent:
+    """An agent whose turns a program outside Collab produces. Its token (for the activities
+    and pull endpoints) and first signing secret are returned once; only the token's hash is
+    kept, and the secret itself (HMAC needs it to sign)."""
+    require_owner(membership)
+    url = _check_webhook_url(webhook_url)
+    agent = create_agent(membership=membership, name=name, **fields)  # its card on open pages
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    OutsideAgent.objects.create(
+        agent=agent, webhook_url=url, token_prefix=token[:11], token_hash=hash_token(token)
+    )
+    secret = _add_secret(agent)
+    return NewOutsideAgent(agent=agent, token=token, secret=secret)
+
+
+def _add_secret(agent: Agent) -> str:
+    secret = webhooks.new_secret()
+    OutsideSecret.objects.create(agent=agent, secret=secret, hint=secret[-6:])
+    return secret
+
+
+@transaction.atomic
+def add_secret(*, membership: Membership, agent: Agent) -> str:
+    """A new signing secret beside the active ones (rotation: add, switch the program over,
+    then revoke the old one). Returned once."""
+    require_owner(membership)
+    if agent.workspace_id != membership.workspace_id or not is_outside(agent):
+        raise OutsideAgent.DoesNotExist
+    return _add_secret(agent)
+
+
+@transaction.atomic
+def revoke_secret(*, membership: Membership, agent: Agent, secret_id: int) -> None:
+    require_owner(membership)
+    active = OutsideSecret.objects.filter(
+        agent=agent, agent__workspace_id=membership.workspace_id, revoked_at=None
+    )
+    if not active.filter(pk=secret_id).exists():
+        raise OutsideSecret.DoesNotExist
+    if active.count() == 1:
+        raise ValidationError("Add a new secret before revoking the last active one.")
+    active.filter(pk=secret_id).update(revoked_at=timezone.now())
+
+
+def is_outside(agent: Agent) -> bool:
+    return OutsideAgent.objects.filter(agent_id=agent.pk).exists()
+
+
+def active_secrets(agent_id: int) -> list[str]:
+    return list(
+        OutsideSecret.objects.filter(agent_id=agent_id, revoked_at=None)
+        .order_by("created_at", "id")
+        .values_list("secret", flat=True)
+    )
+
+
+def agent_for_token(token: str) -> Agent | None:
+    """The active outside agent whose token this is, else None."""
+    if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
+        return None
+    found = (
+        OutsideAgent.objects.select_related("agent")
+        .filter(token_hash=hash_token(token), agent__is_active=True)
+        .first()
+    )
+    return found.agent if found is not None else None
+
+
+# --- Deliveries -------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def open_delivery(*, turn: Turn, payload: dict[str, Any]) -> Delivery:
+    """The turn's one delivery (a turn taken over after its worker died keeps the first one:
+    the program is not notified twice). A webhook is sent on commit; without a webhook URL the
+    program pulls it (``take_pending``)."""
+    delivery, created = Delivery.objects.get_or_create(
+        turn=turn, defaults={"webhook_id": f"msg_{uuid.uuid4().hex}", "payload": payload}
+    )
+    if created and OutsideAgent.objects.filter(agent_id=turn.agent_id).exclude(webhook_url=""):
+        enqueue.on_commit(enqueue.DELIVER_WEBHOOK, delivery.pk)
+    return delivery
+
+
+def message_body(delivery: Delivery) -> bytes:
+    """What is signed and sent: the payload with the delivery's id, as compact JSON."""
+    body = {"webhook_id": delivery.webhook_id, **delivery.payload}
+    return json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
+
+
+def backoff_seconds(tries: int) -> float:
+    """Exponential backoff with full jitter: a random wait in [0, min(cap, 2**tries)]."""
+    return random.uniform(0, min(BACKOFF_CAP_SECONDS, 2.0**tries))
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What one try of a webhook came to: done (acknowledged, given up, or nothing to do), or
+    a retry after ``retry_in`` seconds."""
+
+    done: bool
+    retry_in: float = 0.0
+    error: str = ""
+
+
+def send_webhook(*, delivery_id: int, tries: int = 0) -> Sent:
+    """One try of a delivery's webhook (``tries``: how many came before). A 2xx answer within
+    ``ACK_TIMEOUT_SECONDS`` acknowledges it; after ``MAX_DELIVERY_TRIES`` tries the delivery
+    fails and the waiting turn fails with a message in the chat (the producer says it)."""
+    delivery = Delivery.objects.select_related("turn", "turn__agent__outside").get(pk=delivery_id)
+    turn = delivery.turn
+    if delivery.status != Delivery.Status.PENDING or turn.status != TurnStatus.RUNNING:
+        return Sent(done=True)
+    url = turn.agent.outside.webhook_url
+    error = base_url_refusal(url) if url else "The agent has no webhook URL."
+    if error is None:
+        body = message_body(delivery)
+        headers = webhooks.signed_headers(
+            active_secrets(turn.agent_id),
+            msg_id=delivery.webhook_id,
+            timestamp=int(time.time()),
+            body=body,
+        )
+        try:
+            # Each address connected to is checked as for model servers (agents/llm/guarded_http).
+            with guarded_client(timeout=ACK_TIMEOUT_SECONDS) as client:
+                answer = client.post(url, content=body, headers=headers)
+        except EndpointRefused as exc:
+            error = str(exc)
+        except httpx.TimeoutException:
+            error = f"no acknowledgement within {ACK_TIMEOUT_SECONDS:g} s"
+        except httpx.HTTPError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        else:
+            if answer.is_success:
+                Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING).update(
+                    status=Delivery.Status.DELIVERED,
+                    attempts=tries + 1,
+                    delivered_at=timezone.now(),
+                    error="",
+                )
+                return Sent(done=True)
+            error = f"it answered HTTP {answer.status_code}"
+    log.warning("webhook %s, try %d: %s", delivery.webhook_id, tries + 1, error)
+    given_up = tries + 1 >= MAX_DELIVERY_TRIES
+    Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING).update(
+        attempts=tries + 1,
+        error=error[:500],
+        **({"status": Delivery.Status.FAILED} if given_up else {}),
+    )
+    return Sent(done=given_up, retry_in=0.0 if given_up else backoff_seconds(tries), error=error)
+
+
+def take_pending(agent: Agent) -> list[dict[str, Any]]:
+    """The agent's turns not yet acknowledged, as the webhook's bodies (``webhook_id``
+    included); taking them acknowledges them (a pull is its own acknowledgement)."""
+    pending = list(
+        Delivery.objects.filter(
+            turn__agent=agent, turn__status=TurnStatus.RUNNING, status=Delivery.Status.PENDING
+        ).order_by("id")
+    )
+    taken = []
+    for delivery in pending:
+        updated = Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING).update(
+            status=Delivery.Status.DELIVERED, delivered_at=timezone.now()
+        )
+        if updated:  # two pulls at once: each turn goes to one of them
+            taken.append(json.loads(message_body(delivery)))
+    return taken
