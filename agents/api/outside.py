@@ -50,11 +50,12 @@ class AgentToken(HttpBearer):
         return outside.agent_for_token(token)
 
 
-class AgentTokenOrSignature:
+class AgentTokenOrSignature(HttpBearer):
     """The agent's token, or Standard Webhooks headers signed with one of the agent of the
     turn in the path's active secrets (timestamp within 5 minutes). A refusal is logged."""
 
-    openapi_type = "apiKey"
+    def authenticate(self, request: HttpRequest, token: str) -> Agent | None:
+        return outside.agent_for_token(token)
 
     def __call__(self, request: HttpRequest) -> Agent | None:
         turn_id = int(
