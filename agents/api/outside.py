@@ -58,9 +58,9 @@ class AgentTokenOrSignature(HttpBearer):
         return outside.agent_for_token(token)
 
     def __call__(self, request: HttpRequest) -> Agent | None:
-        turn_id = int(
-            (request.resolver_match.kwargs if request.resolver_match else {}).get("turn_id", 0)
-        )
+        # auth runs before the path is validated: "0.25" or a huge id is no turn (then 404/422)
+        raw = str((request.resolver_match.kwargs if request.resolver_match else {}).get("turn_id"))
+        turn_id = int(raw) if raw.isdigit() and int(raw) < 2**63 else 0
         if "authorization" in request.headers:
             agent = _agent_of_bearer(request)
             if agent is None:
