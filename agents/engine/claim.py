@@ -62,6 +62,7 @@ def claim(turn_id: int) -> Claim:
 _CLAIM_RELATED = (
     "agent",
     "agent__model_profile",
+    "agent__outside",  # whether a program outside Collab produces its turns, without a query
     "task",
     "task__workspace",
     "task__workspace__review_settings",  # the budget check needs no query when none is set

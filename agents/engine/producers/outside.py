@@ -103,7 +103,10 @@ class OutsideProducer:
     name = "outside"
 
     def accepts(self, inp: TurnInput) -> bool:
-        return OutsideAgent.objects.filter(agent_id=inp.turn.agent_id).exists()
+        try:
+            return inp.turn.agent.outside is not None  # joined when the turn was claimed
+        except OutsideAgent.DoesNotExist:
+            return False
 
     def produce(self, inp: TurnInput, understanding: Understanding, decision: Decision) -> Produced:
         turn = inp.turn
