@@ -19,6 +19,7 @@ from ninja.security import HttpBearer
 
 from agents import selectors
 from agents.models import Agent, AgentMode, OutsideSecret, Turn
+from agents.models.outside import outside_of
 from agents.services import activities, outside, webhooks
 from collab.api.auth import current_user
 from collab.api.schemas import BadRequest, Error, PathId, StoredText, body_config
@@ -134,7 +135,7 @@ def create_outside_agent(
         {
             "id": made.agent.pk,
             "name": made.agent.name,
-            "webhook_url": made.agent.outside.webhook_url,
+            "webhook_url": (row.webhook_url if (row := outside_of(made.agent)) else ""),
             "token": made.token,
             "secret": made.secret,
             "secret_id": secret,

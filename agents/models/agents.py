@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from django.conf import settings
 from django.core.validators import MaxValueValidator, RegexValidator
 from django.db import models
@@ -13,9 +11,6 @@ from agents.models.profiles import ModelProfile
 from agents.policies.registry import DEFAULT_POLICY
 from collab.tasks.models import Task
 from collab.workspaces.models import Workspace
-
-if TYPE_CHECKING:
-    from agents.models.outside import OutsideAgent
 
 AGENT_NAME_RE = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
 
@@ -47,8 +42,6 @@ AGENT_FIELDS = (
 
 class Agent(models.Model):
     """An AI member of a workspace; it works on the tasks it is added to."""
-
-    outside: OutsideAgent  # the reverse one-to-one, when a program outside Collab is it
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agents")
     name = models.CharField(

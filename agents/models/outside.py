@@ -111,3 +111,12 @@ class Activity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.activity_id} ({self.status})"
+
+
+def outside_of(agent: Agent) -> OutsideAgent | None:
+    """The agent's outside-program row (joined already when the query selected it), or None."""
+    try:
+        found: OutsideAgent = agent.outside
+    except OutsideAgent.DoesNotExist:
+        return None
+    return found

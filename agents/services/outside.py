@@ -26,6 +26,7 @@ from django.utils import timezone
 from agents.llm.endpoints import EndpointRefused, base_url_refusal, validate_base_url
 from agents.llm.guarded_http import guarded_client
 from agents.models import Agent, Delivery, OutsideAgent, OutsideSecret, Turn, TurnStatus
+from agents.models.outside import outside_of
 from agents.outbox import enqueue
 from agents.services import webhooks
 from agents.services.access import require_owner
@@ -174,7 +175,8 @@ def send_webhook(*, delivery_id: int, tries: int = 0) -> Sent:
     turn = delivery.turn
     if delivery.status != Delivery.Status.PENDING or turn.status != TurnStatus.RUNNING:
         return Sent(done=True)
-    url = turn.agent.outside.webhook_url
+    row = outside_of(turn.agent)
+    url = row.webhook_url if row is not None else ""
     error = base_url_refusal(url) if url else "The agent has no webhook URL."
     if error is None:
         body = message_body(delivery)

@@ -25,7 +25,8 @@ from agents.engine.gather import TurnInput
 from agents.engine.lease import lease_expiry, seconds_left, time_budget_seconds
 from agents.engine.producers import Produced, ProducerFailed
 from agents.engine.stream import IDLE_TICK_SECONDS, TurnCancelled
-from agents.models import Activity, ActivityKind, Delivery, OutsideAgent, Turn, TurnStatus
+from agents.models import Activity, ActivityKind, Delivery, Turn, TurnStatus
+from agents.models.outside import outside_of
 from agents.outbox import events, presence
 from agents.policies.understand import Understanding
 from agents.schemas import DecisionOut
@@ -103,16 +104,14 @@ class OutsideProducer:
     name = "outside"
 
     def accepts(self, inp: TurnInput) -> bool:
-        try:
-            return inp.turn.agent.outside is not None  # joined when the turn was claimed
-        except OutsideAgent.DoesNotExist:
-            return False
+        return outside_of(inp.turn.agent) is not None  # joined when the turn was claimed
 
     def produce(self, inp: TurnInput, understanding: Understanding, decision: Decision) -> Produced:
         turn = inp.turn
         delivery = outside.open_delivery(turn=turn, payload=turn_payload(inp, decision))
         activities = wait_for_activities(turn, delivery)
-        url = turn.agent.outside.webhook_url
+        row = outside_of(turn.agent)
+        url = row.webhook_url if row is not None else ""
         where = (urlsplit(url).hostname or "webhook") if url else "pull"
         return Produced(
             actions=DecisionOut.model_validate({"actions": actions_of(activities)}),
