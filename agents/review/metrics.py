@@ -17,8 +17,9 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from agents.models import Action, Feedback, Question, Suggestion, Trigger, Turn, TurnStatus
 from collab.tasks.models import DocumentVersion, Message, Task, TaskStatus, TaskStatusChange
 
-# Turns an agent took without anyone asking it: it noticed a message or an idle document.
-SELF_INITIATED_TRIGGERS = (Trigger.MESSAGE, Trigger.IDLE)
+# Turns an agent took without a person asking it: it noticed a message or an idle document, or
+# another agent's message addressed it (a hop of a chain, issue 30).
+SELF_INITIATED_TRIGGERS = (Trigger.MESSAGE, Trigger.IDLE, Trigger.AGENT)
 STOPPED_PREFIX = "Stopped by "
 
 
@@ -169,8 +170,10 @@ def compute_metrics(tasks: QuerySet[Task]) -> dict[int, Metrics]:
             "requested_by_id",
             "requested_by__username",
             "error",
+            "chain_id",
         )
     )
+    stopped_chains: set[int] = set()
     for row in turn_rows:
         metrics = result[row["task_id"]]
         if row["trigger"] in SELF_INITIATED_TRIGGERS and row["acted"]:
@@ -180,7 +183,12 @@ def compute_metrics(tasks: QuerySet[Task]) -> dict[int, Metrics]:
             key = _person_key(row["requested_by_id"], row["requested_by__username"])
             metrics.initiative[key] += 1
         if row["status"] == TurnStatus.CANCELLED and row["error"].startswith(STOPPED_PREFIX):
-            metrics.stops += 1
+            # One Stop cancels every pending turn of a chain: one intervention per chain.
+            if row["chain_id"] is None:
+                metrics.stops += 1
+            elif row["chain_id"] not in stopped_chains:
+                stopped_chains.add(row["chain_id"])
+                metrics.stops += 1
 
     # 5. questions
     for row in (

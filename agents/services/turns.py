@@ -11,7 +11,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from agents.models import Agent, Chain, Question, Trigger, Turn, TurnStatus
@@ -47,7 +47,9 @@ def start_turn(
 ) -> Turn:
     """Queue a turn. Input that arrives while one is queued joins it: nothing is dropped.
     ``chain``, ``parent``, ``hop_kind``: another agent's message addressed this one
-    (``agents.services.chains``); a queued turn it joins keeps its own."""
+    (``agents.services.chains``). A hop joins a queued turn outside any chain, which so becomes
+    part of the chain (its guards count what it sends, its Stop cancels it), or one of the same
+    chain; never one of another chain, which it queues behind (ADR 0022)."""
     if trigger not in Trigger.values:
         raise ValueError(f"Unknown trigger {trigger!r}.")
     if agent.workspace_id != task.workspace_id:
@@ -55,19 +57,23 @@ def start_turn(
     inputs = dict(inputs or {})
     # Inside a caller's transaction (post_message), no savepoint: a failure here fails it all.
     with transaction.atomic(savepoint=False):
-        queued = (
-            Turn.objects.select_for_update(of=("self",))
-            .filter(agent=agent, task=task, status=TurnStatus.QUEUED, attempts=0)
-            .order_by("id")
-            .first()
+        waiting = Turn.objects.select_for_update(of=("self",)).filter(
+            agent=agent, task=task, status=TurnStatus.QUEUED, attempts=0
         )
+        if chain is not None:
+            waiting = waiting.filter(Q(chain__isnull=True) | Q(chain=chain))
+        queued = waiting.order_by("id").first()
         if queued is not None:
             merged = dict(queued.inputs)
             merged["message_ids"] = [*merged.get("message_ids", []), *inputs.get("message_ids", [])]
             if inputs.get("prompt"):
                 merged["prompt"] = inputs["prompt"]
             queued.inputs = merged
-            queued.save(update_fields=["inputs"])
+            fields = ["inputs"]
+            if chain is not None and queued.chain_id is None:
+                queued.chain, queued.parent, queued.hop_kind = chain, parent, hop_kind
+                fields += ["chain", "parent", "hop_kind"]
+            queued.save(update_fields=fields)
             return queued
         turn = Turn.objects.create(
             agent=agent,

@@ -218,3 +218,32 @@ def test_status_changes_are_recorded_once_each_and_replayed(as_user, workspace, 
     response = as_user(alice).get(reverse("review:replay", args=[task.pk]))
     summaries = [e.summary for e in response.context["timeline"].events if e.kind == "status"]
     assert summaries == ["Status: open → in progress", "Status: in progress → done"]
+
+
+def test_one_stop_that_cancels_a_chain_counts_as_one_intervention(workspace, task, alice, bob):
+    from agents.models import Chain
+
+    writer, reviewer = make_agent(workspace, "Writer"), make_agent(workspace, "Reviewer")
+    root = make_turn(writer, task, requested_by=alice)
+    chain = Chain.objects.create(task=task, root_turn=root, budget=3, status="stopped")
+    for agent in (writer, reviewer, reviewer):
+        turn = make_turn(agent, task, status="cancelled", error="Stopped by bob.")
+        turn.chain = chain
+        turn.save(update_fields=["chain"])
+    make_turn(writer, task, status="cancelled", error="Stopped by alice.")  # no chain
+
+    metrics = compute_metrics(workspace.tasks.all())[task.pk]
+
+    assert metrics.stops == 2
+
+
+def test_a_turn_another_agent_started_is_agents_initiative(workspace, task, alice):
+    writer, reviewer = make_agent(workspace, "Writer"), make_agent(workspace, "Reviewer")
+    asked = make_turn(writer, task, trigger="mention", requested_by=alice)
+    make_action(asked)
+    handed_over = make_turn(reviewer, task, trigger="agent", requested_by=alice)
+    make_action(handed_over)
+
+    metrics = compute_metrics(workspace.tasks.all())[task.pk]
+
+    assert {share.label: share.count for share in metrics.shares} == {"Reviewer": 1}

@@ -518,3 +518,56 @@ def test_a_superuser_sees_a_chain_and_its_hops_in_the_admin(
 
     assert listing.status_code == page.status_code == 200
     assert "@Bee please draft the agenda for the kickoff" in page.content.decode()
+
+
+def test_a_hop_that_joins_a_queued_turn_brings_it_into_the_chain(
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    on_task: Callable[..., Agent],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    on_task("Ace", "chain-hand-off")
+    on_task("Bee", "chain-hand-off")
+    _post(workspace, bob, task, "@Ace plan the kickoff")
+    _post(workspace, bob, task, "@Bee are you there?")  # Bee's turn waits in the queue
+    ace_turn, bee_turn = Turn.objects.order_by("id")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        runner.run_turn(turn_id=ace_turn.pk)  # Ace hands off to Bee: the hop joins Bee's turn
+
+    ace_turn.refresh_from_db()
+    bee_turn.refresh_from_db()
+    assert Turn.objects.filter(agent__name="Bee").count() == 1
+    assert bee_turn.chain == ace_turn.chain
+    assert bee_turn.parent == ace_turn
+    assert bee_turn.hop_kind == "handoff"
+    assert Hop.objects.get().to_turn == bee_turn
+    turn_services.cancel_turn(membership=factories.membership_of(workspace, bob), turn=ace_turn)
+    bee_turn.refresh_from_db()
+    assert bee_turn.status == TurnStatus.CANCELLED  # the chain's Stop reaches it
+
+
+def test_a_hop_never_joins_a_queued_turn_of_another_chain(
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    on_task: Callable[..., Agent],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    on_task("Ace", "chain-hand-off")
+    bee = on_task("Bee", "chain-hand-off")
+    _post(workspace, bob, task, "@Ace plan the kickoff")
+    ace_turn = Turn.objects.get()
+    other = Chain.objects.create(task=task, budget=3)
+    waiting = Turn.objects.create(agent=bee, task=task, trigger=Trigger.AGENT, chain=other)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        runner.run_turn(turn_id=ace_turn.pk)
+
+    ace_turn.refresh_from_db()
+    handed = Turn.objects.get(agent=bee, chain=ace_turn.chain)
+    assert handed != waiting
+    assert handed.parent == ace_turn
+    waiting.refresh_from_db()
+    assert (waiting.chain, waiting.inputs) == (other, {})
