@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
 from agents.models import Action, Feedback, Question, Suggestion, Trigger, Turn, TurnStatus
+from agents.review.chains import add_chain_metrics, loops_stopped
 from collab.tasks.models import DocumentVersion, Message, Task, TaskStatus, TaskStatusChange
 
 # Turns an agent took without a person asking it: it noticed a message or an idle document, or
@@ -45,6 +46,48 @@ class Metrics:
     thumbs_up: int = 0
     thumbs_down: int = 0
     unnecessary_questions: int = 0
+    # Chains of agents addressing agents (issue 30; agents/review/chains.py)
+    chains: int = 0
+    hops: int = 0
+    guards_tripped: Counter[str] = field(default_factory=Counter)
+    chain_interventions: int = 0  # people's messages that answered a guard's stop
+    agent_work: int = 0  # agents' turns that applied at least one action, whatever started them
+
+    @property
+    def hops_per_chain(self) -> float | None:
+        return self.hops / self.chains if self.chains else None
+
+    @property
+    def guards_tripped_total(self) -> int:
+        return sum(self.guards_tripped.values())
+
+    @property
+    def guards_tripped_by_name(self) -> list[tuple[str, int]]:
+        """For templates (a Counter answers ``.items`` with a count of 0)."""
+        return sorted(self.guards_tripped.items())
+
+    @property
+    def loops_stopped(self) -> int:
+        return loops_stopped(self.guards_tripped)
+
+    @property
+    def interventions(self) -> int:
+        """People stepping in: a Stop (one per chain), or a message answering a guard's stop."""
+        return self.stops + self.chain_interventions
+
+    @property
+    def people_work(self) -> int:
+        return sum(n for (_, _, kind), n in self.initiative.items() if kind == "person")
+
+    @property
+    def people_work_share(self) -> float | None:
+        total = self.people_work + self.agent_work
+        return self.people_work / total if total else None
+
+    @property
+    def agent_work_share(self) -> float | None:
+        share = self.people_work_share
+        return None if share is None else 1 - share
 
     @property
     def shares(self) -> list[Share]:
@@ -93,6 +136,11 @@ class Metrics:
         self.thumbs_up += other.thumbs_up
         self.thumbs_down += other.thumbs_down
         self.unnecessary_questions += other.unnecessary_questions
+        self.chains += other.chains
+        self.hops += other.hops
+        self.guards_tripped.update(other.guards_tripped)
+        self.chain_interventions += other.chain_interventions
+        self.agent_work += other.agent_work
 
 
 def initiative_entropy(counts: Iterable[int]) -> float:
@@ -117,7 +165,8 @@ def _person_key(user_id: int | None, label: str) -> tuple[str, str, str]:
 
 
 def compute_metrics(tasks: QuerySet[Task]) -> dict[int, Metrics]:
-    """Metrics of each task in ``tasks``, keyed by task id (eight queries in all)."""
+    """Metrics of each task in ``tasks``, keyed by task id (ten queries in all, eleven when a
+    guard stopped a chain)."""
     task_list = list(tasks.only("id", "status", "created_at", "updated_at", "workspace_id"))
     task_ids = [task.pk for task in task_list]
     result: dict[int, Metrics] = {task.pk: Metrics() for task in task_list}
@@ -176,6 +225,7 @@ def compute_metrics(tasks: QuerySet[Task]) -> dict[int, Metrics]:
     stopped_chains: set[int] = set()
     for row in turn_rows:
         metrics = result[row["task_id"]]
+        metrics.agent_work += int(row["acted"])
         if row["trigger"] in SELF_INITIATED_TRIGGERS and row["acted"]:
             agent_key = (f"agent:{row['agent_id']}", row["agent__name"], "agent")
             metrics.initiative[agent_key] += 1
@@ -240,6 +290,8 @@ def compute_metrics(tasks: QuerySet[Task]) -> dict[int, Metrics]:
     for task in done:
         if task.pk in finished:
             result[task.pk].time_to_done = finished[task.pk] - task.created_at
+    # 9-11. chains of agents: hops, guards tripped, people's interventions
+    add_chain_metrics(result, task_ids)
     _relabel(result, usernames)
     return result
 

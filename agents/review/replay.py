@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from agents.memory.models import MemoryHistory, Scope
-from agents.models import Feedback, Question, Suggestion, Turn
+from agents.models import Feedback, Hop, Question, Suggestion, Turn
 from collab.tasks.models import DocumentVersion, Task
 
 MAX_EVENTS = 5000
@@ -21,7 +21,8 @@ MAX_EVENTS = 5000
 class TimelineEvent:
     at: datetime
     order: int
-    kind: str  # message, version, turn, question, answer, suggestion, decision, feedback, memory
+    # message, version, turn, hop, question, answer, suggestion, decision, feedback, memory
+    kind: str
     actor: str
     summary: str
     body: str = ""
@@ -112,6 +113,23 @@ def build_timeline(task: Task, *, viewer: User) -> Timeline:
                 "parent_turn": turn.parent_id,
                 "chain": turn.chain_id,
             },
+        )
+
+    for hop in (
+        Hop.objects.filter(chain__task=task)
+        .select_related("from_agent", "to_agent")
+        .order_by("chain_id", "index")[:MAX_EVENTS]
+    ):  # one agent's message addressing another (issue 30), in the order of its chain
+        add(
+            hop.created_at,
+            2,
+            kind="hop",
+            actor=hop.from_agent.name,
+            summary=f"Hop {hop.index + 1} of chain {hop.chain_id}: {hop.get_kind_display()} "
+            f"→ {hop.to_agent.name}",
+            body=hop.text,
+            link_turn=hop.to_turn_id,
+            extra={"chain": hop.chain_id, "hop": hop.index, "from_turn": hop.from_turn_id},
         )
 
     for question in (

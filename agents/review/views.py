@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from agents.review import metrics, services, traces, usage
 from agents.review import selectors as review_selectors
+from agents.review.chains import list_chain_trees
 from agents.review.exports import ExportSpec
 from agents.review.forms import ExportRangeForm, ReviewSettingsForm, TraceFilterForm, UsageForm
 from agents.review.replay import build_timeline
@@ -105,7 +106,12 @@ def workspace_traces(request: AuthedRequest, workspace_id: int) -> HttpResponse:
 @require_GET
 def turn_detail(request: AuthedRequest, turn_id: int) -> HttpResponse:
     scope, trace = services.open_turn_trace(viewer=request.user, turn_id=turn_id)
-    return render(request, "review/turn_detail.html", _context(scope, trace=trace))
+    chains = (
+        list_chain_trees(trace.turn.task_id, chain_id=trace.turn.chain_id)
+        if trace.turn.chain_id is not None
+        else []
+    )
+    return render(request, "review/turn_detail.html", _context(scope, trace=trace, chains=chains))
 
 
 # --- replay and metrics ------------------------------------------------------------------------
@@ -120,7 +126,13 @@ def task_replay(request: AuthedRequest, task_id: int) -> HttpResponse:
     return render(
         request,
         "review/replay.html",
-        _context(scope, task=task, timeline=timeline, metrics=task_metrics),
+        _context(
+            scope,
+            task=task,
+            timeline=timeline,
+            metrics=task_metrics,
+            chains=list_chain_trees(task.pk),
+        ),
     )
 
 
