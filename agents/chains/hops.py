@@ -47,3 +47,26 @@ def classify_hop(*, text: str, asked: bool, answering: int | None, receiver: int
     if text.rstrip().endswith("?"):
         return QUESTION
     return HANDOFF
+
+
+_DELEGATED = re.compile(
+    r"\b(?:ask|have|get|tell|let|then)\s+@([A-Za-z][A-Za-z0-9_-]{0,31})"
+    r"|\b(?:hand|pass|send|give)\s+(?:it|this|that|the draft)?\s*(?:over\s+)?to\s+"
+    r"@([A-Za-z][A-Za-z0-9_-]{0,31})",
+    re.IGNORECASE,
+)
+_FIRST_MENTION = re.compile(r"(?<![\w@])@[A-Za-z]")
+
+
+def delegated_names(body: str) -> dict[str, str]:
+    """The @names a person's message asks the agent it addresses first to hand over to ("@Writer
+    draft it and ask @Reviewer to check it": Reviewer), lower case to the name as written. Only
+    after an earlier @name: "ask @Reviewer ..." alone addresses the Reviewer."""
+    first = _FIRST_MENTION.search(body)
+    if first is None:
+        return {}
+    found = {}
+    for match in _DELEGATED.finditer(body, first.end()):
+        name = match[1] or match[2]
+        found[name.lower()] = name
+    return found

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from agents.chains.hops import delegated_names
 from agents.models import Agent, Chain, Question, Trigger, Turn, TurnStatus
 from agents.outbox import enqueue, events
 from agents.schemas import TEXT_MAX
@@ -133,6 +134,8 @@ def handle_human_message(*, message: Message) -> list[Turn]:
         return []  # an agent's message addresses agents through its chain (services/chains.py)
     task = message.task
     mentioned = {name.lower() for name in MENTION_RE.findall(message.body)}
+    # "@Writer draft it and ask @Reviewer to check it": the Writer hands over (ADR 0022)
+    delegated = set(delegated_names(message.body))
     turns = []
     candidates = list(
         Agent.objects.filter(workspace_id=task.workspace_id, is_active=True).annotate(
@@ -143,7 +146,7 @@ def handle_human_message(*, message: Message) -> list[Turn]:
     not_agents = mentioned - {agent.name.lower() for agent in candidates}
     message.unknown_mentions = not_agents  # type: ignore[attr-defined]
     for agent in candidates:
-        if agent.on_mention and agent.name.lower() in mentioned:
+        if agent.on_mention and agent.name.lower() in mentioned - delegated:
             join_task(agent, task, on_task=agent.on_task)  # known from the query above
             trigger = Trigger.MENTION
         elif agent.on_every_message and agent.on_task:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agents.chains.hops import delegated_names
 from agents.engine.decide import Decision
 from agents.engine.gather import TurnInput
 from agents.engine.producers import Produced
@@ -53,8 +54,24 @@ class SkillsProducer:
             dict(understanding.preferences),
             assumption=decision.assumption,
         )
+        _hand_over(actions, request=_request(inp), me=str(inp.context.get("agent", "")))
         return Produced(
             actions=DecisionOut.model_validate({"actions": actions}),
             context=context,
             producer=f"{self.name}:{produced.route.skill}",
         )
+
+
+def _hand_over(actions: list[dict[str, Any]], *, request: str, me: str) -> None:
+    """A person asked this agent to hand its work to another ("... and ask @Reviewer to check
+    it"): its reply says so, which starts that agent's turn (a hop of a chain, ADR 0022)."""
+    names = [n for key, n in delegated_names(request).items() if key != me.lower()]
+    if not names:
+        return
+    ask = " ".join(f"@{name}" for name in names)
+    line = f"{ask} please check this draft and say what is missing."
+    for action in actions:
+        if action.get("kind") == "reply":
+            action["text"] = f"{action.get('text', '')}\n\n{line}".strip()
+            return
+    actions.append({"kind": "reply", "text": line})
