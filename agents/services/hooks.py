@@ -77,6 +77,31 @@ def workspace_created(*, workspace: Workspace, owner: User, agent_name: str) -> 
     defaults.create_default_agent(workspace=workspace, owner=owner, name=agent_name)
 
 
+def demo_seeded(*, task: Task, owner: User) -> None:
+    """The demo workspace gains a writer and a reviewer (issue 30): ask "@Writer draft the plan
+    and ask @Reviewer to check it" to see a chain work with the built-in skills."""
+    for name, instructions in DEMO_PAIR:
+        agent = defaults.create_default_agent(workspace=task.workspace, owner=owner, name=name)
+        if not agent.instructions:
+            agent.instructions = instructions
+            agent.save(update_fields=["instructions"])
+        agent.tasks.add(task)
+
+
+DEMO_PAIR = (
+    (
+        "Writer",
+        "Drafts the document from the task's kind and what is known; hands the draft "
+        "to the reviewer when asked.",
+    ),
+    (
+        "Reviewer",
+        "Checks a draft against the task's open values and the kind's checklist, and "
+        "says what is missing.",
+    ),
+)
+
+
 def task_created(*, task: Task) -> None:
     defaults.join_new_task(task=task)
 
@@ -84,6 +109,7 @@ def task_created(*, task: Task) -> None:
 def register() -> None:
     hooks.workspace_created.register(workspace_created)
     hooks.task_created.register(task_created)
+    hooks.demo_seeded.register(demo_seeded)
     hooks.message_posted.register(message_posted)
     hooks.document_edited.register(document_edited)
     hooks.task_finished.register(task_finished)

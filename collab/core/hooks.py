@@ -146,6 +146,13 @@ def workspace_created(*, workspace: Workspace, owner: User, agent_name: str) -> 
 
 
 @hook
+def demo_seeded(*, task: Task, owner: User) -> None:
+    """``seed_demo`` made (or found) the demo task of ``owner``'s demo workspace (inside its
+    transaction): add what a first look should show. Idempotent."""
+    raise NotImplementedError
+
+
+@hook
 def task_created(*, task: Task) -> None:
     """A task was created (inside ``create_task``'s transaction, its document included)."""
     raise NotImplementedError

@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
+from collab.core import hooks
 from collab.tasks.models import Task
 from collab.tasks.services import create_task, post_message
 from collab.workspaces.models import Membership, Role, Workspace
@@ -88,6 +89,7 @@ def seed_demo(*, username: str) -> DemoSeed:
             post_message(membership=membership, task=task, body=body)
         created.append("task")
 
+    hooks.demo_seeded(task=task, owner=user)  # the agents' writer and reviewer
     return DemoSeed(
         user=user,
         workspace=membership.workspace,

@@ -104,3 +104,15 @@ def test_seed_demo_refuses_an_invalid_username_and_writes_nothing(db):
         _seed("not a valid name!")
 
     assert _counts() == counts
+
+
+def test_the_demo_task_has_a_writer_and_a_reviewer_besides_the_assistant(db):
+    _seed("dora")
+    _seed("dora")  # again: nothing doubled
+
+    task = Task.objects.get(title=DEMO_TASK_TITLE)
+    names = sorted(task.agents.values_list("name", flat=True))
+    assert "Writer" in names
+    assert "Reviewer" in names
+    assert len(names) == len(set(names))
+    assert task.agents.get(name="Reviewer").instructions.startswith("Checks a draft")
