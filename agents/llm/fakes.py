@@ -137,6 +137,26 @@ def _everything(messages: list[BaseMessage]) -> str:
     )
 
 
+_ME = re.compile(r"You are (\w+),")
+_ASKS = re.compile(r"^(\w+) asks you:", re.MULTILINE)
+_AT = re.compile(r"(?<![\w@])@([A-Za-z][A-Za-z0-9_-]{0,31})")
+
+
+def _relay(messages: list[BaseMessage]) -> str:
+    """Hands the work straight back, for chain tests (issue 30): "@<X> please have another
+    look.", X being the agent that asked (``X asks you:``), else the first other @name of the
+    newest chat line, else its author. Two relay agents loop until a guard stops them."""
+    me = _ME.search(str(messages[0].content)) if messages else None
+    asked = _ASKS.search(prompt_text(messages))
+    if asked:
+        return _decision({"kind": "reply", "text": f"@{asked[1]} please have another look."})
+    lines = [line for line in prompt_text(messages).splitlines() if line.startswith("- ")]
+    author, _, text = lines[-1][2:].partition(": ") if lines else ("", "", "")
+    others = [n for n in _AT.findall(text) if not me or n.lower() != me[1].lower()]
+    partner = others[0] if others else author.split(" ")[0]
+    return _decision({"kind": "reply", "text": f"@{partner} please have another look."})
+
+
 def _fail(messages: list[BaseMessage]) -> str:
     raise ModelError("The fake model was told to fail.")
 
@@ -154,6 +174,7 @@ _BUILTIN_BEHAVIOURS: dict[str, FakeBehaviour] = {
     "everything": _everything,
     "fail": _fail,
     "invalid": _invalid,
+    "relay": _relay,
 }
 
 

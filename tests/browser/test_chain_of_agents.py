@@ -67,3 +67,50 @@ def test_a_writer_hands_its_draft_to_a_reviewer_seen_live_and_on_the_review_page
     expect(tree.get_by_test_id("chain-hops")).to_contain_text("Writer → Reviewer")
     assert watch_alice.problems == []  # no console error, page error or failed request
     assert watch_bob.problems == []
+
+
+@pytest.mark.timeout(600)
+def test_a_looping_pair_is_stopped_by_the_guard_in_sight_and_a_person_lets_it_go_on(
+    new_context: Callable[[], BrowserContext],
+    worker: None,
+) -> None:
+    alice, bob = owner_and_editor(new_context)
+    watch_alice, watch_bob = Watch("alice"), Watch("bob")
+    watch_alice.attach(alice)
+    watch_bob.attach(bob)
+    alice.goto("/")
+    alice.get_by_role("link", name="Acme").click()
+    task_url = create_task(alice, "Plan the offsite")
+    task_id = task_id_of(task_url)
+    admin_shell(  # two agents that hand the work straight back (the "relay" fake model)
+        "from agents.models import Agent, ModelProfile\n"
+        "from collab.tasks.models import Task\n"
+        f"task = Task.objects.get(pk={task_id})\n"
+        "profile = ModelProfile.objects.create(name='Relay', provider='fake', model='relay')\n"
+        "for name in ('Ace', 'Bee'):\n"
+        "    agent = Agent.objects.create(workspace=task.workspace, name=name,\n"
+        "        model_profile=profile)\n"
+        "    agent.tasks.add(task)\n"
+    )
+    bob.goto(task_url)
+    alice.goto(task_url)
+    expect_chat_live(alice)
+    expect_chat_live(bob)
+
+    send_chat(alice, "@Ace and then @Bee, look at this")
+
+    notice = chat_messages(bob).filter(has_text="Stopped this chain of agents: the loop detector")
+    expect(notice).to_have_count(1)  # live on bob's page: which guard, why, what it cost
+    expect(notice).to_contain_text("tokens")
+    expect(notice).to_contain_text("“continue”")
+
+    send_chat(bob, "continue")  # the person's control: the held hop goes on, and loops again
+
+    back = chat_messages(alice).filter(has_text="@Bee please have another look.")
+    expect(back).to_have_count(2)
+    expect(chat_messages(alice).filter(has_text="Stopped this chain of agents")).to_have_count(2)
+
+    alice.goto(f"/review/tasks/{task_id}/")
+    expect(alice.get_by_test_id("chain-tree")).to_contain_text("loop detector")
+    assert watch_alice.problems == []
+    assert watch_bob.problems == []

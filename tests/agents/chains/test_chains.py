@@ -540,3 +540,23 @@ def test_a_hop_never_joins_a_queued_turn_of_another_chain(
     assert handed.parent == ace_turn
     waiting.refresh_from_db()
     assert (waiting.chain, waiting.inputs) == (other, {})
+
+
+def test_two_relay_agents_loop_until_the_loop_detector_stops_them(
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    on_task: Callable[..., Agent],
+    run_queued: Callable[[], list[str]],
+) -> None:
+    """The built-in ``relay`` fake behaviour the browser test uses."""
+    on_task("Ace", "relay")
+    on_task("Bee", "relay")
+    on_task("Cy", "echo")
+
+    _post(workspace, bob, task, "@Ace and then @Bee, look at this")
+    ran = run_queued()
+
+    assert ran == ["Ace", "Bee"]  # Bee's "@Ace please have another look." is Ace's, back
+    chain = Chain.objects.get()
+    assert (chain.guard, chain.hop_count) == ("loop detector", 1)
