@@ -13,7 +13,6 @@ from agents.memory.extractors import (
     Structured,
     _clean,
     _first_person,
-    parse_command,
     structure,
 )
 
@@ -50,7 +49,7 @@ def preference_parts(text: str) -> list[tuple[str, Structured]]:
 def told_preferences(body: str) -> list[Command]:
     """The preferences a message addressed to an agent states about its author, each as a
     "remember that ..." command ("@Assistant I prefer bullet points and British spelling")."""
-    if not _ADDRESSED.match(body) or parse_command(body) is not None:
+    if not _ADDRESSED.match(body):  # the caller read "remember that ..." first
         return []
     text = re.sub(_MENTIONS, "", body).strip()
     if "?" in text:

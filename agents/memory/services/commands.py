@@ -42,14 +42,11 @@ def message_posted(*, message: Message, membership: Membership) -> str:
     schedule_reflection(message.task_id)
     if message.author_id is None:
         return ""
-    told = told_preferences(message.body)  # "@Assistant I prefer bullet points": kept now
-    if told:
-        results = [_apply_command(c, message=message, membership=membership) for c in told]
-        notices = [command_notice(r, forget=False) for r in results if r is not None]
-        return " ".join(notices)
     command = parse_command(message.body)
-    if command is None:
-        return ""
+    if command is None:  # "@Assistant I prefer bullet points": kept now, one item each
+        told = told_preferences(message.body)
+        results = [_apply_command(c, message=message, membership=membership) for c in told]
+        return " ".join(command_notice(r, forget=False) for r in results if r is not None)
     result = _apply_command(command, message=message, membership=membership)
     if result is None:
         return ""
