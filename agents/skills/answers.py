@@ -13,8 +13,9 @@ from agents.skills.facts import TaskFacts, Value
 from agents.skills.generic import generic_kind
 from agents.skills.notes import noted
 from agents.skills.quote import (
-    ANSWERS_AT,
+    answering,
     content_words,
+    lines_of,
     passages,
     quoted,
     unanswered_words,
@@ -200,7 +201,7 @@ _MISSING = {
 
 def answer_text(facts: TaskFacts, question: str) -> SkillAnswer:
     """A question no typed value answers: the lines of the task that say it, quoted."""
-    found = passages(facts, question, at_least=ANSWERS_AT)
+    found = answering(lines_of(facts.goal, facts.document, facts.chat), question)
     if not found:  # nothing in the task says it: what the agent can do here, once
         return capabilities(facts)
     return SkillAnswer("answer_text", finish(quoted(found), facts.prefs))

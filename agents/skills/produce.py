@@ -18,7 +18,7 @@ from typing import Any
 
 from agents.skills import grounded, respond
 from agents.skills.facts import TaskFacts
-from agents.skills.quote import ANSWERS_AT, lines_of, passages_in
+from agents.skills.quote import answering, lines_of
 from agents.skills.route import Route, clean
 from agents.skills.work import SkillAnswer
 
@@ -47,7 +47,7 @@ def quotable(context: Mapping[str, Any], question: str) -> bool:
         if m.get("kind", "human") == "human" and str(m.get("body") or "").strip() != question
     ]
     lines = lines_of(str(task.get("goal") or ""), str(context.get("document") or ""), chat)
-    return bool(passages_in(lines, clean(question), at_least=ANSWERS_AT))
+    return bool(answering(lines, clean(question)))
 
 
 def skill_actions(context: Mapping[str, Any]) -> Produced:

@@ -121,6 +121,54 @@ def passages_in(
     return [p for p in found if p.overlap == best][:limit]
 
 
+# A question that asks for a kind of value ("how many staff", "how long we have the van
+# for", "what does a hotel in Alfama cost?") is answered by a line with one content word in
+# common when that line holds a value of the kind asked: "Trial: Feb-Apr 2025, 9 staff",
+# "Van: Hire-A-Van, booked 08:00-14:00". A line on the topic holding no such value is no answer.
+_NUMBER = (  # a count: digits that are not part of a time or a decimal, or a number word
+    r"(?<![\d:.])\d+(?![\d:.]?\d)(?!:)|"
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|dozen)\b"
+)
+_TIME = (
+    r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b|\b\d+\s*(?:hours?|hrs?|h|days?|nights?|"
+    r"weeks?|months?|minutes?|mins?)\b|\b(?:noon|midnight)\b"
+)
+_MONEY = r"[£$€¥]\s?\d|\d\s?(?:[£$€]|\b(?:[A-Z]{3}|euros?|pounds?|dollars?)\b)"
+_ASKED_KINDS = (
+    (re.compile(r"\b(?:cost|costs|price|prices|fee|fees|how much|pay|paid|rent)\b"), _MONEY),
+    (re.compile(r"\bhow (?:long|late|early)\b|\bwhat time\b|\buntil when\b"), _TIME),
+    (re.compile(r"\bhow many\b|\bnumber of\b|\bhow big\b"), _NUMBER),
+)
+
+
+def answering(lines: Iterable[tuple[str, str]], question: str) -> list[Passage]:
+    """The lines that answer ``question``: those sharing ``ANSWERS_AT`` content words with it,
+    else, for a question asking for a kind of value, those sharing one that hold such a value."""
+    lines = list(lines)
+    found = passages_in(lines, question, at_least=ANSWERS_AT)
+    if found:
+        return found
+    asked = question.casefold()
+    kinds = [value for ask, value in _ASKED_KINDS if ask.search(asked)]
+    if not kinds:
+        return []
+    holding = [
+        (origin, text)
+        for origin, text in lines
+        if any(
+            re.search(value, text, flags=0 if value is _MONEY else re.IGNORECASE) for value in kinds
+        )
+    ]
+    wanted = _content(question)
+    found = [
+        Passage(origin, " ".join(text.split()), len(wanted & _content(text)))
+        for origin, text in holding
+        if wanted & _content(text)
+    ]
+    found.sort(key=lambda p: (-p.overlap, len(p.text)))
+    return found[:2]
+
+
 def quoted(found: list[Passage]) -> str:
     """'The chat says: “…”.' for each passage."""
     parts = []

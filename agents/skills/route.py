@@ -199,8 +199,9 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("next_step", r"\bnext step|\bwhat(?:'s| is) next\b|\bwhat now\b|\bdo next\b"),
     (
         "open_questions",
-        r"\b(?:missing|open questions?|still open|questions?\b.*\bask|need from me|gaps?|"
-        r"unresolved|outstanding|undecided|left to (?:sort|decide|do|settle)|to sort|loose ends|"
+        r"\b(?:missing|open questions?|still open|questions?\b.*\bask|need from me|"
+        r"gaps?(?! between)|unresolved|outstanding|undecided|left to (?:sort|decide|do|settle)|"
+        r"to sort|loose ends|"
         r"(?:haven'?t|have not|not yet|still to)(?: \w+)? (?:been )?decided?|undecided)\b",
     ),
     ("rephrase", r"\b(?:rephrase|reword|rewrite the goal|put it another way|clearer)\b"),

@@ -403,3 +403,18 @@ def test_a_required_value_nobody_gave_is_stated_when_the_agent_goes_ahead():
     ]
     assert "topic myself" in decision.assumption_text
     assert OPEN_VALUE not in decision.assumption_text
+
+
+def test_a_required_value_with_a_template_default_is_assumed_and_said_not_asked():
+    from agents.policies.ask_when_blocked import AskWhenBlocked
+    from agents.policies.situation import build_situation
+    from agents.policies.templates import get_template
+
+    situation = build_situation(
+        request="Draft the related work section on speech recognition for Yoruba.",
+        template=get_template("related_work"),
+    )
+    decision = AskWhenBlocked().decide(situation)
+    assert decision.action == "act", decision.questions
+    assert ("organisation", "by theme") in [(a.slot, a.value) for a in decision.assumptions]
+    assert "by theme" in decision.assumption_text

@@ -66,3 +66,27 @@ def test_a_typed_answer_gets_the_line_about_what_else_was_asked() -> None:
     )[1].text
     assert "Saturday 12 June 2027" in text  # the task's date, from its values
     assert "“Coach from the airport: 18 seats, booked”" in text  # what the question was about
+
+
+@pytest.mark.parametrize(
+    ("request_", "document", "line"),
+    [
+        ("how long we have the van for", "Van: Hire-A-Van, booked 08:00-14:00\n", "08:00-14:00"),
+        ("how many staff", "- Trial: Feb-Apr 2025, 9 staff\n- Fridays off\n", "9 staff"),
+        ("what does the hall cost?", "- Hall: St Mary's, £120 for the evening\n", "£120"),
+    ],
+)
+def test_one_word_in_common_answers_when_the_line_holds_the_kind_of_value_asked(
+    request_: str, document: str, line: str
+) -> None:
+    ctx = context(*CLEAN_UP, request_, document=document)
+    assert quotable(ctx, request_)
+    _, answer, _ = skills.respond(ctx)
+    assert answer.skill == "answer_text"
+    assert line in answer.text
+
+
+def test_a_line_holding_another_kind_of_value_is_no_answer() -> None:
+    ctx = context(*CLEAN_UP, "how many times does the van come?", document=NOTES)  # 13:15
+    assert not quotable(ctx, ctx["request"])
+    assert not quotable(ctx, "what does the van cost?")  # 13:15 is no amount
