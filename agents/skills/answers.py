@@ -202,8 +202,8 @@ _MISSING = {
 def answer_text(facts: TaskFacts, question: str) -> SkillAnswer:
     """A question no typed value answers: the lines of the task that say it, quoted."""
     found = answering(lines_of(facts.goal, facts.document, facts.chat), question)
-    if not found:  # nothing in the task says it: what the agent can do here, once
-        return capabilities(facts)
+    if not found:  # nothing in the task says it: that, plainly, and what the agent can do
+        return not_in_task(facts)
     return SkillAnswer("answer_text", finish(quoted(found), facts.prefs))
 
 
@@ -297,6 +297,15 @@ CAPABILITIES = (
     "feedback questions, sum the task up, suggest a title, and answer when, who, where and how "
     "much."
 )
+
+
+def not_in_task(facts: TaskFacts) -> SkillAnswer:
+    """The honest answer to a question about the task that none of its lines answers."""
+    text = (
+        "I found no line of the task that answers that (its goal, document and chat); whoever "
+        f"knows can add it to the document. {CAPABILITIES}"
+    )
+    return SkillAnswer("not_in_task", finish(text, facts.prefs))
 
 
 def capabilities(facts: TaskFacts) -> SkillAnswer:

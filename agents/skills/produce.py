@@ -18,8 +18,7 @@ from typing import Any
 
 from agents.skills import grounded, respond
 from agents.skills.facts import TaskFacts
-from agents.skills.quote import answering, lines_of
-from agents.skills.route import Route, clean
+from agents.skills.route import Route
 from agents.skills.work import SkillAnswer
 
 SUGGESTION_NOTE = "A first draft from what the task says: accept, edit or reject it."
@@ -35,19 +34,6 @@ class Produced:
     @property
     def covered(self) -> bool:
         return bool(self.route.skill)
-
-
-def quotable(context: Mapping[str, Any], question: str) -> bool:
-    """Whether a line of the task's goal, document or human chat answers ``question`` (the
-    ``answer_text`` skill's test, from the context alone)."""
-    task = context.get("task") or {}
-    chat = [
-        str(m.get("body") or "")
-        for m in context.get("messages", ())
-        if m.get("kind", "human") == "human" and str(m.get("body") or "").strip() != question
-    ]
-    lines = lines_of(str(task.get("goal") or ""), str(context.get("document") or ""), chat)
-    return bool(answering(lines, clean(question)))
 
 
 def skill_actions(context: Mapping[str, Any]) -> Produced:

@@ -25,7 +25,7 @@ _STOP = frozenset(
     let me much many my no not now of on or our out please really so some still tell than that
     the their them then there these they this those to too us was we well were what whats when
     where which who whom whose why will with would yet you your time long assistant task
-    document doc chat goal say says said again right exactly
+    document doc chat goal say says said again right exactly per each via off
     """.split()  # noqa: SIM905 (a word list reads better as text)
 )
 _QUESTION = re.compile(

@@ -2,8 +2,9 @@
 skills covers (agents/skills: draft, open questions, checklist, summary, title, ...) is
 answered by that skill, deterministically and with no model call: a reply, and for a draft a
 suggestion the person accepts, edits or rejects (a skill never edits the document itself).
-Requests no skill covers, and turns no person's request started (an idle document, a question
-that timed out), go to the next producer (the model)."""
+A question about what the task says that no line of it answers is answered so ("I found no
+line of the task that answers that"). Requests no skill covers, and turns no person's request
+started (an idle document, a question that timed out), go to the next producer (the model)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from agents.policies.style import restyle_actions
 from agents.policies.understand import Understanding
 from agents.schemas import DecisionOut
 from agents.skills import route
-from agents.skills.produce import quotable, skill_actions
+from agents.skills.produce import skill_actions
 
 # The turns a request started, a person's or another agent's (not an idle document, not a
 # question that timed out).
@@ -41,10 +42,9 @@ class SkillsProducer:
     def accepts(self, inp: TurnInput) -> bool:
         if not inp.profile.is_embedded or inp.turn.trigger not in SKILL_TRIGGERS:
             return False
-        asked = route(_request(inp))
-        if asked.skill == "answer_text":  # a question: only when a line of the task answers it
-            return quotable(inp.context, _request(inp))
-        return bool(asked.skill)
+        # A question about what the task says is the skill's too when no line answers it: it
+        # says so, where the small model invented an answer around the goal's words.
+        return bool(route(_request(inp)).skill)
 
     def produce(self, inp: TurnInput, understanding: Understanding, decision: Decision) -> Produced:
         context: dict[str, Any] = dict(inp.context)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from agents import skills
-from agents.skills.produce import quotable
 from agents.skills.quote import is_question
 from tests.agents.skills.tasks import OFFSITE, context
 
@@ -36,9 +35,9 @@ def test_a_line_of_the_chat_is_quoted_as_the_chats() -> None:
 
 def test_one_word_in_common_is_a_topic_not_an_answer() -> None:
     ctx = context(*CLEAN_UP, "what does the van cost per day?", document=NOTES)
-    assert not quotable(ctx, ctx["request"])  # "van" only: the model or the capabilities answer
-    _, answer, _ = skills.respond(ctx)
-    assert answer.skill == "capabilities"
+    _, answer, _ = skills.respond(ctx)  # "van" only, and 13:15 is no amount
+    assert answer.skill == "not_in_task"
+    assert answer.text.startswith("I found no line of the task that answers that")
     assert "13:15" not in answer.text
 
 
@@ -79,14 +78,12 @@ def test_a_typed_answer_gets_the_line_about_what_else_was_asked() -> None:
 def test_one_word_in_common_answers_when_the_line_holds_the_kind_of_value_asked(
     request_: str, document: str, line: str
 ) -> None:
-    ctx = context(*CLEAN_UP, request_, document=document)
-    assert quotable(ctx, request_)
-    _, answer, _ = skills.respond(ctx)
+    _, answer, _ = skills.respond(context(*CLEAN_UP, request_, document=document))
     assert answer.skill == "answer_text"
     assert line in answer.text
 
 
-def test_a_line_holding_another_kind_of_value_is_no_answer() -> None:
-    ctx = context(*CLEAN_UP, "how many times does the van come?", document=NOTES)  # 13:15
-    assert not quotable(ctx, ctx["request"])
-    assert not quotable(ctx, "what does the van cost?")  # 13:15 is no amount
+@pytest.mark.parametrize("request_", ["how many times does the van come?", "what's the van cost?"])
+def test_a_line_holding_another_kind_of_value_is_no_answer(request_: str) -> None:
+    _, answer, _ = skills.respond(context(*CLEAN_UP, request_, document=NOTES))  # 13:15 only
+    assert answer.skill == "not_in_task"
