@@ -13,6 +13,7 @@ from agents.skills.facts import TaskFacts, Value
 from agents.skills.generic import generic_kind
 from agents.skills.notes import noted
 from agents.skills.quote import (
+    Passage,
     answering,
     content_words,
     lines_of,
@@ -219,6 +220,26 @@ def _more_in_text(facts: TaskFacts, question: str, said: str) -> str:
     return quoted(found) if left & content_words(found[0].text) else ""
 
 
+# A document line labelled with what the question asks ("Venue: back room of The Heron pub,
+# Bristol") says more than the typed value read from it (Bristol): it is quoted beside it.
+_LABELLED = {
+    "where": re.compile(
+        r"(?i)^(?:[\w ]+: )?(?:venue|where|location|place|address|meeting point)\s*:"
+    ),
+    "when": re.compile(r"(?i)^(?:[\w ]+: )?(?:date|when|time|deadline|due)\s*:"),
+}
+
+
+def _labelled_line(facts: TaskFacts, about: str, said: str) -> str:
+    label = _LABELLED.get(about)
+    if label is None:
+        return ""
+    for origin, line in lines_of("", facts.document, ()):
+        if label.search(line) and line.casefold() not in said.casefold():
+            return quoted([Passage(origin, line, 1)])
+    return ""
+
+
 def answer(facts: TaskFacts, about: str, question: str = "") -> SkillAnswer:
     """ "When is it due?", "who is involved?", "where?", "what's the budget?" from the values,
     with the line of the task that says what else the question asks about."""
@@ -244,7 +265,7 @@ def answer(facts: TaskFacts, about: str, question: str = "") -> SkillAnswer:
         text = " ".join(said)
         if about == "budget":
             text += _budget_sum(facts, values[0], question)
-        more = _more_in_text(facts, question, text)
+        more = _more_in_text(facts, question, text) or _labelled_line(facts, about, text)
         if about == "when" and re.search(r"(?i)\bwhere\b", question):  # "when and where?"
             more = f"{more} {answer(facts, 'where').text}".strip()
         return SkillAnswer(f"answer_{about}", finish(f"{text} {more}".strip(), facts.prefs))

@@ -87,3 +87,14 @@ def test_one_word_in_common_answers_when_the_line_holds_the_kind_of_value_asked(
 def test_a_line_holding_another_kind_of_value_is_no_answer(request_: str) -> None:
     _, answer, _ = skills.respond(context(*CLEAN_UP, request_, document=NOTES))  # 13:15 only
     assert answer.skill == "not_in_task"
+
+
+def test_where_quotes_the_venue_line_beside_the_town_read_from_it() -> None:
+    document = (
+        "# Evening\nDate: Sat 18 April 2026, 19:00\nVenue: back room of The Heron pub, Bristol\n"
+    )
+    _, where = _respond("where is the party?", document=document)
+    assert "Bristol (from the document)" in where.text
+    assert "“Evening: Venue: back room of The Heron pub, Bristol”" in where.text
+    _, when = _respond("when is the party?", document=document)
+    assert "19:00" in when.text  # the line says the time the date leaves out
