@@ -19,6 +19,7 @@ from agents.models import Turn
 from agents.outbox import enqueue
 from agents.services import outside
 from agents.services.chains import report_failure
+from agents.services.plans import sync_plan_of
 from agents.services.questions import expire_question
 from agents.services.sweep import sweep
 from agents.services.turns import fail_turn, release_for_retry, start_idle_turns
@@ -82,6 +83,13 @@ SMALL_JOB_RETRY: dict[str, Any] = {
 def document_idle_job(task_id: int, update_id: int) -> int:
     """Debounced check after people edit a document; starts idle-triggered turns."""
     return len(start_idle_turns(task_id=task_id, update_id=update_id))
+
+
+@shared_task(name=enqueue.PLAN_SYNC, **SMALL_JOB_RETRY)
+def plan_sync_job(task_id: int) -> int:
+    """People edited a document with a plan: read its steps again (idempotent)."""
+    plan = sync_plan_of(task_id=task_id)
+    return 0 if plan is None else plan.steps.count()
 
 
 @shared_task(name=enqueue.QUESTION_TIMEOUT, **SMALL_JOB_RETRY)

@@ -21,6 +21,8 @@ from agents.models import (
     Feedback,
     Hop,
     HopKind,
+    Plan,
+    PlanStep,
     Question,
     Suggestion,
     Turn,
@@ -106,6 +108,7 @@ def task_panel(*, task: Task, membership: Membership | None) -> dict[str, Any]:
         "edits": edits,
         "notes": list(AgentNote.objects.filter(task=task).select_related("agent")[:10]),
         "is_owner": membership is not None and membership.is_owner,
+        "plan": task_plan(task=task),
     }
 
 
@@ -396,3 +399,51 @@ def list_task_suggestions(task: Task, *, status: str | None = None) -> QuerySet[
         "agent", "proposed_by", "decided_by"
     )
     return suggestions.filter(status=status) if status else suggestions
+
+
+def task_plan(*, task: Task) -> dict[str, Any] | None:
+    """The task's plan for its panel: the plan, its steps, the lines that are not steps, and
+    whom a step can be given to (the task's agents, the workspace's members). None: no plan."""
+    plan = Plan.objects.filter(task=task).select_related("coordinator").first()
+    if plan is None:
+        return None
+    steps = list(
+        plan.steps.select_related("agent", "person", "done_by_agent", "done_by_person").order_by(
+            "index"
+        )
+    )
+    agents = list(Agent.objects.filter(tasks=task).order_by("name", "id"))
+    members = list(
+        Membership.objects.filter(workspace_id=task.workspace_id)
+        .select_related("user")
+        .order_by("user__username")
+    )
+    choices = [(f"agent:{a.pk}", a.name) for a in agents] + [
+        (f"person:{m.user_id}", m.user.get_username()) for m in members
+    ]
+    for step in steps:
+        step.choice = (  # type: ignore[attr-defined]
+            f"agent:{step.agent_id}"
+            if step.agent_id
+            else (f"person:{step.person_id}" if step.person_id else "")
+        )
+    done = [s for s in steps if s.status == "done"]
+    return {
+        "plan": plan,
+        "steps": steps,
+        "choices": choices,
+        "done": len(done),
+        "problems": plan.problems,
+    }
+
+
+def get_task_plan_step(access: TaskAccess, step_id: int) -> PlanStep:
+    """A step of the plan of a task the person can reach (404 otherwise)."""
+    step = (
+        PlanStep.objects.filter(plan__task=access.task, pk=step_id)
+        .select_related("plan__task")
+        .first()
+    )
+    if step is None:
+        raise Http404("No such step.")
+    return step

@@ -24,6 +24,8 @@ urlpatterns = [
         views.undo_assumption,
         name="undo_assumption",
     ),
+    path("t/<int:task_id>/plan/<int:step_id>/tick/", views.plan_tick, name="plan_tick"),
+    path("t/<int:task_id>/plan/<int:step_id>/assign/", views.plan_assign, name="plan_assign"),
     path("t/<int:task_id>/edits/<int:action_id>/undo/", views.undo_edit, name="undo_edit"),
     path(
         "t/<int:task_id>/feedback/<slug:kind>/<int:target_id>/",

@@ -32,6 +32,7 @@ from agents.services import agent_changes
 from agents.services import agents as agent_services
 from agents.services import edits as edit_services
 from agents.services import feedback as feedback_services
+from agents.services import plans as plan_services
 from agents.services import questions as question_services
 from agents.services import suggestions as suggestion_services
 from agents.services import turns as turn_services
@@ -394,3 +395,35 @@ def feedback(request: AuthedRequest, task_id: int, kind: str, target_id: int) ->
         user=request.user, kind=kind, target_id=target_id, task_id=task_id
     )
     return render(request, "agents/_feedback.html#feedback-widget", {"fb": widget})
+
+
+@login_required
+@require_POST
+def plan_tick(request: AuthedRequest, task_id: int, step_id: int) -> HttpResponse:
+    access = get_task_access(request.user, task_id)
+    step = selectors.get_task_plan_step(access, step_id)
+    done = request.POST.get("done", "")
+    if done not in ("0", "1"):
+        return bad_request("Say done=1 or done=0.")
+    return _run(
+        request,
+        task_id,
+        lambda: plan_services.tick_step(membership=access.membership, step=step, done=done == "1"),
+    )
+
+
+@login_required
+@require_POST
+def plan_assign(request: AuthedRequest, task_id: int, step_id: int) -> HttpResponse:
+    access = get_task_access(request.user, task_id)
+    step = selectors.get_task_plan_step(access, step_id)
+    assignee = request.POST.get("assignee", "")
+    if len(assignee) > 40:
+        return bad_request("Choose an agent of the task or a member.")
+    return _run(
+        request,
+        task_id,
+        lambda: plan_services.reassign_step(
+            membership=access.membership, step=step, assignee=assignee
+        ),
+    )

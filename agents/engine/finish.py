@@ -11,6 +11,7 @@ from django.utils import timezone
 from agents.engine.outcome import Outcome
 from agents.models import Action, ActionKind, Turn, TurnStatus
 from agents.outbox import events
+from agents.services.plans import step_turn_finished
 from agents.services.turns import enqueue_next_turn
 
 
@@ -36,4 +37,6 @@ def finish(turn: Turn) -> Outcome:
     turn.status, turn.finished_at, turn.lease_expires_at = status, finished_at, None
     transaction.on_commit(lambda: events.turn_changed(turn.pk, turn=turn))
     enqueue_next_turn(agent_id=turn.agent_id, task_id=turn.task_id)
+    if status == TurnStatus.DONE and turn.inputs.get("plan_step"):
+        step_turn_finished(turn=turn)  # its check decides the step; the agent's next starts
     return Outcome(status)

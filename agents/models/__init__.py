@@ -27,6 +27,7 @@ from agents.models.outside import (
     OutsideAgent,
     OutsideSecret,
 )
+from agents.models.plans import Plan, PlanStep
 from agents.models.profiles import (
     ENV_NAME_RE,
     ModelProfile,
@@ -75,6 +76,8 @@ __all__ = [
     "ModelProfile",
     "OutsideAgent",
     "OutsideSecret",
+    "Plan",
+    "PlanStep",
     "PolicyState",
     "Provider",
     "Question",

@@ -35,6 +35,7 @@ class Trigger(models.TextChoices):
     IDLE = "idle", "Document idle"
     TIMEOUT = "timeout", "Question unanswered in time"
     AGENT = "agent", "Addressed by an agent"
+    PLAN = "plan", "A step of the plan"
 
 
 class HopKind(models.TextChoices):

@@ -24,6 +24,7 @@ QUESTION_TIMEOUT = "agents.jobs.question_timeout_job"
 SWEEP = "agents.jobs.sweep_job"
 CHAIN_FAILURE = "agents.jobs.chain_failure_job"
 DELIVER_WEBHOOK = "agents.jobs.deliver_webhook_job"
+PLAN_SYNC = "agents.jobs.plan_sync_job"
 
 
 def send_job(name: str, *args: Any, countdown: float | None = None) -> bool:

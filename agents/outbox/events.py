@@ -13,7 +13,13 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from agents.models import Action, AgentNote, Assumption, Question, Suggestion, Turn
-from agents.selectors import FeedbackWidget, assumption_payload, feedback_widget, task_agent_cards
+from agents.selectors import (
+    FeedbackWidget,
+    assumption_payload,
+    feedback_widget,
+    task_agent_cards,
+    task_plan,
+)
 from collab.realtime import broadcast
 from collab.tasks.models import Task
 
@@ -209,3 +215,26 @@ def assumption_message(assumption_id: int) -> None:
             "replaces": assumption.status != assumption.Status.ACTIVE,
         },
     )
+
+
+def plan_changed(task_id: int) -> None:
+    """The task's plan panel, re-rendered on every open page (issue 30)."""
+    task = Task.objects.filter(pk=task_id).first()
+    if task is None:
+        return
+    plan = task_plan(task=task)
+    payload = {
+        "type": "agent.plan",
+        "task_id": task_id,
+        "steps": [
+            {
+                "id": s.pk,
+                "text": s.text,
+                "assignee": s.assignee_name,
+                "status": s.status,
+                "decided_by": s.decided_by,
+            }
+            for s in (plan["steps"] if plan else [])
+        ],
+    }
+    _publish(task_id, payload, "agents/_plan.html", {"plan": plan, "task": task, "oob": True})

@@ -19,6 +19,7 @@ from agents.models import Agent
 from agents.policies import meaning
 from agents.policies.templates import load_templates
 from agents.services import chains as chain_services
+from agents.services import plans as plan_services
 from agents.services import turns as turn_services
 from agents.skills.understand import guess_kind
 from collab.core import hooks
@@ -42,6 +43,7 @@ def message_posted(*, message: Message, membership: Membership) -> HookReport:
 
 def document_edited(*, latest_updates: Mapping[int, int]) -> None:
     turn_services.documents_edited(latest_updates=dict(latest_updates))
+    plan_services.documents_edited(latest_updates=dict(latest_updates))
 
 
 def task_finished(*, task: Task) -> None:

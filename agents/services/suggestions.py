@@ -9,6 +9,7 @@ from django.utils import timezone
 from agents.models import Suggestion
 from agents.outbox import events
 from agents.schemas import TEXT_MAX
+from agents.services import plans
 from agents.services.edits import changed_text, edit_document, unified_diff
 from collab.lib.errors import Conflict
 from collab.tasks import documents
@@ -85,6 +86,8 @@ def accept_suggestion(
             locked.status = Suggestion.Status.EDITED if edited else Suggestion.Status.ACCEPTED
             locked.final_text = replacement
         locked.save(update_fields=["status", "final_text", "decided_by", "decided_at"])
+        if applied is not None:  # a coordinator's plan: accepting it approves it (ADR 0024)
+            plans.suggestion_accepted(suggestion=locked, user=membership.user)
         transaction.on_commit(lambda: events.suggestion_changed(locked.pk))
     if locked.status == Suggestion.Status.STALE:
         raise Conflict("The document no longer contains the text this suggestion changes.")
