@@ -2,7 +2,7 @@
 no Django: reading the plan section, writing a step back as its line, and the coordinator's
 first plan built from what the task says.
 
-The format (docs/plans.md says the same for people)::
+The format (ADR 0024 says the same in prose)::
 
     ## Plan
     - [ ] Book the venue (@Writer, todo)
@@ -163,6 +163,26 @@ def render_section(steps: Sequence[tuple[str, str]], *, lead: str = "") -> str:
     body = [render(text=text, assignee=who, status=TODO) for text, who in steps]
     head = [HEADING, "", lead, ""] if lead else [HEADING, ""]
     return "\n".join([*head, *body]) + "\n"
+
+
+# Steps the skills of every agent can do and check on the default install (routed by
+# ``agents.skills.route`` to open_questions, summary and risks): an agent's share of a plan.
+AGENT_STEPS = (
+    "List what is still open and what to decide first",
+    "Sum up the task for everyone",
+    "List the risks and what to do about them",
+)
+
+
+def plan_steps(
+    items: Sequence[str], *, agents: Sequence[str], people: Sequence[str], limit: int = 6
+) -> list[tuple[str, str]]:
+    """A plan by what each can do: each agent gets one of ``AGENT_STEPS`` (a step its skills
+    cover and can check), the task's own items go to its people in turn. Nothing here invents
+    a name: the agents and people are the task's own."""
+    mine = [(step, agent) for step, agent in zip(AGENT_STEPS, agents, strict=False)]
+    theirs = assign(items, people, limit=max(limit - len(mine), 1))
+    return [*mine, *theirs]
 
 
 def assign(

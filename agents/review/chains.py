@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Protocol
 
-from agents.models import Chain, Hop, Turn
+from agents.models import Chain, Hop, PlanStep, Turn
 from collab.tasks.models import Message
 
 
@@ -27,6 +27,9 @@ class ChainFigures(Protocol):
     hops: int
     guards_tripped: Counter[str]
     chain_interventions: int
+    plan_steps: int
+    steps_done_by_people: int
+    steps_done_by_agents: int
 
 
 # The chat notice a tripped guard posts (agents/services/chains.py: ``_trip``).
@@ -126,7 +129,17 @@ def _tree(turns: list[Turn]) -> list[ChainNode]:
 
 def add_chain_metrics(result: Mapping[int, ChainFigures], task_ids: list[int]) -> None:
     """Chains, hops, guards tripped (by guard), loops stopped and people's interventions of each
-    task in ``result``. Two queries, a third only for tasks where a guard tripped."""
+    task in ``result``, and the plan's steps: how many, and how many a person or an agent
+    decided were done. Three queries, a fourth only for tasks where a guard tripped."""
+    for task_id, status, by_agent in PlanStep.objects.filter(
+        plan__task_id__in=task_ids
+    ).values_list("plan__task_id", "status", "done_by_agent_id"):
+        figures = result[task_id]
+        figures.plan_steps += 1
+        if status == "done" and by_agent:
+            figures.steps_done_by_agents += 1
+        elif status == "done":
+            figures.steps_done_by_people += 1  # a person's tick (in the document: no name)
     for row in Chain.objects.filter(task_id__in=task_ids).values("task_id", "hop_count", "status"):
         metrics = result[row["task_id"]]
         metrics.chains += 1

@@ -52,6 +52,22 @@ class Metrics:
     guards_tripped: Counter[str] = field(default_factory=Counter)
     chain_interventions: int = 0  # people's messages that answered a guard's stop
     agent_work: int = 0  # agents' turns that applied at least one action, whatever started them
+    # The shared plan (ADR 0024): its steps, and who decided each done one was done
+    plan_steps: int = 0
+    steps_done_by_people: int = 0
+    steps_done_by_agents: int = 0
+
+    @property
+    def steps_done(self) -> int:
+        return self.steps_done_by_people + self.steps_done_by_agents
+
+    @property
+    def step_share_people(self) -> float | None:
+        return self.steps_done_by_people / self.steps_done if self.steps_done else None
+
+    @property
+    def step_share_agents(self) -> float | None:
+        return self.steps_done_by_agents / self.steps_done if self.steps_done else None
 
     @property
     def hops_per_chain(self) -> float | None:
@@ -141,6 +157,9 @@ class Metrics:
         self.guards_tripped.update(other.guards_tripped)
         self.chain_interventions += other.chain_interventions
         self.agent_work += other.agent_work
+        self.plan_steps += other.plan_steps
+        self.steps_done_by_people += other.steps_done_by_people
+        self.steps_done_by_agents += other.steps_done_by_agents
 
 
 def initiative_entropy(counts: Iterable[int]) -> float:

@@ -137,7 +137,9 @@ def step_turn_finished(*, turn: Turn) -> PlanStep | None:
         )
         if step is None:
             return None  # redelivered, reassigned or ticked meanwhile
-        check = (turn.context or {}).get("plan_check") or {}
+        # the context as ``apply`` stored it (the caller's row was read before)
+        stored = Turn.objects.filter(pk=turn.pk).values_list("context", flat=True).first()
+        check = (stored or {}).get("plan_check") or {}
         if check.get("passed"):
             _decide_done(step, agent=turn.agent, verification=str(check.get("why", "")))
         else:

@@ -3,8 +3,9 @@
 * a request to split the task into steps ("@Coordinator split this into steps") makes the agent
   the task's coordinator: its reply proposes a plan, and its suggestion adds the plan section to
   the document (``agents.chains.plan``), built from the task's own checklist items (the skills'
-  ``checklist_items``) and given in turn to the task's other agents and the person who asked:
-  no invented step, name or date. Accepting the suggestion approves the plan
+  ``checklist_items``) and given by what each can do (``plan_steps``): each other agent a step
+  its skills can do and check, the person who asked the task's own items: no invented step,
+  name or date. Accepting the suggestion approves the plan
   (``agents.services.plans``); the clarification policy has already decided whether to ask.
 * a step's turn (trigger ``plan``) on the embedded default: the step's text is the request, the
   skills answer it, and the agent's own check decides whether the step is done: a skill covers
@@ -66,10 +67,9 @@ class PlanProducer:
         others = Agent.objects.filter(tasks=inp.turn.task_id, is_active=True).exclude(
             pk=inp.turn.agent_id
         )
-        workers = [a.name for a in others.order_by("name", "id")]
-        if context.get("requested_by"):
-            workers.append(str(context["requested_by"]))
-        steps = plan_format.assign(checklist_items(facts), workers)
+        agents = [a.name for a in others.order_by("name", "id")]
+        people = [str(context["requested_by"])] if context.get("requested_by") else []
+        steps = plan_format.plan_steps(checklist_items(facts), agents=agents, people=people)
         if not steps:
             text = "I could not find steps in what the task says yet: tell me what has to be done."
             return _produced([{"kind": "reply", "text": text}], context, "plan:empty")
@@ -77,8 +77,9 @@ class PlanProducer:
         who = sorted({w for _, w in steps if w})
         reply = (
             f"A plan of {len(steps)} steps for {facts.subject or 'this task'}, "
-            f"given in turn to {', '.join(who) or 'nobody yet'}. Accept it to start; "
-            "the agents then take their steps one at a time."
+            f"for {', '.join(who) or 'nobody yet'}: the agents take the steps their skills can "
+            "do and check, people the rest. Accept it to start; the agents then take their "
+            "steps one at a time."
         )
         replace = section if not document.strip() else f"\n\n{section}"
         actions = [
@@ -105,15 +106,7 @@ class PlanProducer:
         verdict = "Done" if passed else "Not done"
         reply = f"Step {number}, “{text}”:\n\n{answer.text}\n\n{verdict} ({why})."
         actions: list[dict[str, Any]] = [{"kind": "reply", "text": reply}]
-        if answer.suggestion is not None:
-            actions.append(
-                {
-                    "kind": "suggest",
-                    "text": f"For step {number} of the plan.",
-                    "find": answer.suggestion.find,
-                    "replace": answer.suggestion.replace,
-                }
-            )
+        # no draft suggestion here: the draft skill rebuilds the whole document, plan lines too
         return _produced(actions, context, f"plan:step:{asked.skill or 'none'}")
 
 

@@ -13,6 +13,7 @@ from django.test import Client
 from agents.chains import plan as plan_format
 from agents.defaults import create_default_agent
 from agents.models import ModelCall, Plan, PlanStep, Suggestion, Trigger, Turn
+from agents.review.metrics import compute_metrics
 from agents.services import plans as plan_services
 from agents.services import suggestions as suggestion_services
 from collab.tasks import documents
@@ -76,6 +77,17 @@ def test_a_request_to_split_the_work_asks_for_a_plan_and_a_draft_does_not():
     assert not plan_format.asks_for_plan("@Writer draft the plan")
 
 
+def test_agents_get_steps_their_skills_can_check_and_people_the_tasks_own_items():
+    steps = plan_format.plan_steps(
+        ["Book the venue", "Send invites"], agents=["Writer"], people=["ana"]
+    )
+    assert steps == [
+        (plan_format.AGENT_STEPS[0], "Writer"),
+        ("Book the venue", "ana"),
+        ("Send invites", "ana"),
+    ]
+
+
 def test_steps_go_to_the_task_workers_in_turn_and_never_to_invented_names():
     assert plan_format.assign(["a", "b", "c"], ["Writer", "alice"]) == [
         ("a", "Writer"),
@@ -126,17 +138,22 @@ def test_the_coordinator_proposes_a_plan_a_person_accepts_and_the_agent_does_its
     assert set(ran) == {"Writer"}
     turns = Turn.objects.filter(agent=writer, trigger=Trigger.PLAN)
     assert turns.count() == len([s for s in steps if s.agent == writer])
-    for step in PlanStep.objects.filter(agent=writer):
-        assert step.status in ("done", "blocked")
-        if step.status == "done":
-            assert (step.done_by_agent, step.done_by_person) == (writer, None)
-            assert step.verification.startswith("own check")
-            assert f"- [x] {step.text} (@Writer, done, checked by Writer)" in _document(task)
-        else:
-            assert step.note  # why not, said
+    done = PlanStep.objects.get(agent=writer)  # the agent's step: one its skills can check
+    assert (done.status, done.done_by_agent, done.done_by_person) == ("done", writer, None)
+    assert done.verification.startswith("own check")
+    assert f"- [x] {done.text} (@Writer, done, checked by Writer)" in _document(task)
     for step in PlanStep.objects.filter(person=bob):
         assert step.status == "todo"  # people's steps wait for them
     assert not ModelCall.objects.exists()
+
+    plan_services.tick_step(membership=bobs, step=PlanStep.objects.get(index=1), done=True)
+    figures = compute_metrics(Task.objects.filter(pk=task.pk))[task.pk]
+    assert (figures.plan_steps, figures.steps_done_by_agents, figures.steps_done_by_people) == (
+        len(steps),
+        1,
+        1,
+    )
+    assert figures.step_share_people == figures.step_share_agents == 0.5
 
 
 def test_a_person_ticks_and_reassigns_steps_and_the_document_follows(
