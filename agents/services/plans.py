@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.chains import plan as plan_format
-from agents.models import Agent, Plan, PlanStep, Suggestion, Trigger, Turn
+from agents.models import Agent, Plan, PlanStep, Suggestion, Trigger, Turn, TurnStatus
 from agents.outbox import enqueue, events
 from agents.services.edits import edit_document
 from agents.services.turns import start_turn
@@ -98,7 +98,17 @@ def start_steps(*, plan: Plan) -> list[Turn]:
     """Each active agent of the task with no step under way takes its first step to do."""
     if plan.status != Plan.Status.APPROVED:
         return []
-    steps = list(plan.steps.select_related("agent").order_by("index"))
+    steps = list(plan.steps.select_related("agent", "turn").order_by("index"))
+    for step in steps:  # a step whose turn was stopped or failed waits for a person
+        ended = step.turn is not None and step.turn.status in (
+            TurnStatus.CANCELLED,
+            TurnStatus.FAILED,
+        )
+        if step.status == plan_format.DOING and step.turn is not None and ended:
+            step.status = plan_format.BLOCKED
+            step.note = f"its turn {step.turn.get_status_display().lower()}: a person decides"
+            step.save(update_fields=["status", "note"])
+            _reflect(step)
     busy = {s.agent_id for s in steps if s.status == plan_format.DOING and s.agent_id}
     started = []
     for step in steps:

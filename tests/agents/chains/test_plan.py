@@ -16,6 +16,7 @@ from agents.models import ModelCall, Plan, PlanStep, Suggestion, Trigger, Turn
 from agents.review.metrics import compute_metrics
 from agents.services import plans as plan_services
 from agents.services import suggestions as suggestion_services
+from agents.services import turns as turn_services
 from collab.tasks import documents
 from collab.tasks import services as task_services
 from collab.tasks.models import Task
@@ -226,3 +227,31 @@ def test_a_tick_in_the_document_is_a_person_deciding_and_is_read_back(
     step = PlanStep.objects.get()
     assert step.status == "done"
     assert step.verification == "ticked in the document"
+
+
+def test_a_step_whose_turn_is_stopped_is_blocked_for_a_person_and_starts_nothing_twice(
+    workspace: Workspace, alice: User, bob: User, task: Task
+) -> None:
+    writer = create_default_agent(workspace=workspace, owner=alice, name="Writer")
+    writer.tasks.add(task)
+    bobs = factories.membership_of(workspace, bob)
+    suggestion = suggestion_services.propose_suggestion(
+        membership=bobs,
+        task=task,
+        find="",
+        replace="\n## Plan\n- [ ] Sum up the task (@Writer)\n- [ ] List the risks (@Writer)\n",
+    )
+    suggestion_services.accept_suggestion(membership=bobs, suggestion=suggestion)
+    first = PlanStep.objects.get(index=0)
+    assert first.status == "doing"
+    assert Turn.objects.filter(agent=writer, trigger=Trigger.PLAN).count() == 1  # one at a time
+
+    turn_services.cancel_turn(membership=bobs, turn=first.turn)  # a person's Stop
+    plan_services.sync_plan_of(task_id=task.pk)
+
+    first.refresh_from_db()
+    assert (first.status, first.note) == ("blocked", "its turn cancelled: a person decides")
+    assert "(@Writer, blocked, its turn cancelled: a person decides)" in _document(task)
+    second = PlanStep.objects.get(index=1)
+    assert second.status == "doing"  # the Writer goes on with its next step
+    assert plan_services.step_turn_finished(turn=first.turn) is None  # a late end changes nothing
