@@ -63,7 +63,9 @@ def start_turn(
         )
         if chain is not None:
             waiting = waiting.filter(Q(chain__isnull=True) | Q(chain=chain))
-        queued = waiting.order_by("id").first()
+        # A plan step is a turn of its own (its inputs name the step the plan producer does):
+        # joined into a queued mention, the step would never be done nor the mention answered.
+        queued = None if trigger == Trigger.PLAN else waiting.order_by("id").first()
         if queued is not None:
             merged = dict(queued.inputs)
             merged["message_ids"] = [*merged.get("message_ids", []), *inputs.get("message_ids", [])]

@@ -255,3 +255,20 @@ def test_a_step_whose_turn_is_stopped_is_blocked_for_a_person_and_starts_nothing
     second = PlanStep.objects.get(index=1)
     assert second.status == "doing"  # the Writer goes on with its next step
     assert plan_services.step_turn_finished(turn=first.turn) is None  # a late end changes nothing
+
+
+def test_a_plan_step_never_joins_a_queued_mention_of_its_agent(db):
+    owner = factories.make_user("ana")
+    workspace = factories.make_workspace(owner)
+    task = factories.make_task(workspace, "Offsite")
+    agent = create_default_agent(workspace=workspace, owner=owner)
+    mention = turn_services.start_turn(
+        agent=agent, task=task, trigger=Trigger.MENTION, inputs={"prompt": "answer me"}
+    )
+    step = turn_services.start_turn(
+        agent=agent, task=task, trigger=Trigger.PLAN, inputs={"plan_step": 1, "prompt": "step"}
+    )
+    assert step.pk != mention.pk
+    mention.refresh_from_db()
+    assert mention.inputs["prompt"] == "answer me"
+    assert step.inputs["plan_step"] == 1
