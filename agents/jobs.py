@@ -129,3 +129,20 @@ def deliver_webhook_job(self: Any, delivery_id: int) -> bool:
     if sent.done:
         return not sent.error
     raise self.retry(countdown=sent.retry_in, max_retries=outside.MAX_DELIVERY_TRIES)
+
+
+@shared_task(
+    bind=True,
+    name=enqueue.DELIVER_STOP,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=outside.MAX_DELIVERY_TRIES,
+)
+def deliver_stop_job(self: Any, delivery_id: int) -> bool:
+    """Tell an outside agent's program that a person stopped its turn: a signed
+    ``turn.cancelled`` webhook, retried as the turn's was (``outside.send_stop``). Idempotent:
+    an acknowledged notice is not sent again."""
+    sent = outside.send_stop(delivery_id=delivery_id, tries=self.request.retries)
+    if sent.done:
+        return not sent.error
+    raise self.retry(countdown=sent.retry_in, max_retries=outside.MAX_DELIVERY_TRIES)

@@ -63,12 +63,23 @@ class Delivery(models.Model):
     error = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
+    stop_sent_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the program learned that a person stopped the turn (its stop webhook "
+        "was acknowledged, or a pull took the notice).",
+    )
 
     class Meta:
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
         return f"{self.webhook_id} ({self.status})"
+
+    @property
+    def stop_id(self) -> str:
+        """The stop notice's ``webhook-id`` (the same on every try)."""
+        return f"{self.webhook_id}_stop"
 
 
 class ActivityKind(models.TextChoices):

@@ -25,6 +25,7 @@ SWEEP = "agents.jobs.sweep_job"
 CHAIN_FAILURE = "agents.jobs.chain_failure_job"
 DELIVER_WEBHOOK = "agents.jobs.deliver_webhook_job"
 PLAN_SYNC = "agents.jobs.plan_sync_job"
+DELIVER_STOP = "agents.jobs.deliver_stop_job"
 
 
 def send_job(name: str, *args: Any, countdown: float | None = None) -> bool:

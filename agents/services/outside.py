@@ -186,26 +186,16 @@ def send_webhook(*, delivery_id: int, tries: int = 0) -> Sent:
             timestamp=int(time.time()),
             body=body,
         )
-        try:
-            # Each address connected to is checked as for model servers (agents/llm/guarded_http).
-            with guarded_client(timeout=ACK_TIMEOUT_SECONDS) as client:
-                answer = client.post(url, content=body, headers=headers)
-        except EndpointRefused as exc:
-            error = str(exc)
-        except httpx.TimeoutException:
-            error = f"no acknowledgement within {ACK_TIMEOUT_SECONDS:g} s"
-        except httpx.HTTPError as exc:
-            error = f"{type(exc).__name__}: {exc}"
-        else:
-            if answer.is_success:
-                Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING).update(
-                    status=Delivery.Status.DELIVERED,
-                    attempts=tries + 1,
-                    delivered_at=timezone.now(),
-                    error="",
-                )
-                return Sent(done=True)
-            error = f"it answered HTTP {answer.status_code}"
+        # Each address connected to is checked as for model servers (agents/llm/guarded_http).
+        error = _post(url, body, headers)
+        if error is None:
+            Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING).update(
+                status=Delivery.Status.DELIVERED,
+                attempts=tries + 1,
+                delivered_at=timezone.now(),
+                error="",
+            )
+            return Sent(done=True)
     log.warning("webhook %s, try %d: %s", delivery.webhook_id, tries + 1, error)
     given_up = tries + 1 >= MAX_DELIVERY_TRIES
     Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING).update(
@@ -216,9 +206,102 @@ def send_webhook(*, delivery_id: int, tries: int = 0) -> Sent:
     return Sent(done=given_up, retry_in=0.0 if given_up else backoff_seconds(tries), error=error)
 
 
+# --- Stop notices ------------------------------------------------------------------------------
+
+
+def stop_body(delivery: Delivery) -> dict[str, Any]:
+    """The stop notice: the turn a person stopped, and who (``turn.error``: "Stopped by …")."""
+    turn = delivery.turn
+    return {
+        "webhook_id": delivery.stop_id,
+        "type": "turn.cancelled",
+        "turn": {"id": turn.pk, "requested_webhook_id": delivery.webhook_id},
+        "reason": turn.error,
+        "note": "A person pressed Stop: stop working on this turn. Later activities for it "
+        "answer 409.",
+    }
+
+
+def notify_stopped(turn: Turn) -> None:
+    """Inside ``cancel_turn``'s transaction: tell the program a person stopped its turn. A
+    webhook agent is sent a signed ``turn.cancelled`` notice on commit (if it was sent the
+    turn); a pull agent finds it on its next poll (``take_pending``)."""
+    delivery = (
+        Delivery.objects.filter(turn_id=turn.pk, stop_sent_at=None)
+        .exclude(status=Delivery.Status.FAILED)
+        .exclude(status=Delivery.Status.PENDING, attempts=0)  # never sent: nothing to stop
+        .values_list("pk", flat=True)
+        .first()
+    )
+    hooked = OutsideAgent.objects.filter(agent_id=turn.agent_id).exclude(webhook_url="")
+    if delivery is not None and hooked.exists():
+        enqueue.on_commit(enqueue.DELIVER_STOP, delivery)
+
+
+def send_stop(*, delivery_id: int, tries: int = 0) -> Sent:
+    """One try of a stop notice, signed as the turn's webhook was; done once acknowledged (2xx
+    within ``ACK_TIMEOUT_SECONDS``) or after ``MAX_DELIVERY_TRIES`` tries (the program then
+    learns of the Stop from the 409 on its next activity)."""
+    delivery = Delivery.objects.select_related("turn", "turn__agent__outside").get(pk=delivery_id)
+    if delivery.stop_sent_at is not None or delivery.turn.status != TurnStatus.CANCELLED:
+        return Sent(done=True)
+    row = outside_of(delivery.turn.agent)
+    url = row.webhook_url if row is not None else ""
+    error = base_url_refusal(url) if url else "The agent has no webhook URL."
+    if error is None:
+        body = json.dumps(stop_body(delivery), separators=(",", ":"), sort_keys=True).encode()
+        headers = webhooks.signed_headers(
+            active_secrets(delivery.turn.agent_id),
+            msg_id=delivery.stop_id,
+            timestamp=int(time.time()),
+            body=body,
+        )
+        error = _post(url, body, headers)
+        if error is None:
+            Delivery.objects.filter(pk=delivery.pk).update(stop_sent_at=timezone.now())
+            return Sent(done=True)
+    log.warning("stop notice %s, try %d: %s", delivery.stop_id, tries + 1, error)
+    if tries + 1 >= MAX_DELIVERY_TRIES:
+        return Sent(done=True, error=error)
+    return Sent(done=False, retry_in=backoff_seconds(tries), error=error)
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> str | None:
+    """POST a signed body; None when acknowledged, else why not."""
+    try:
+        with guarded_client(timeout=ACK_TIMEOUT_SECONDS) as client:
+            answer = client.post(url, content=body, headers=headers)
+    except EndpointRefused as exc:
+        return str(exc)
+    except httpx.TimeoutException:
+        return f"no acknowledgement within {ACK_TIMEOUT_SECONDS:g} s"
+    except httpx.HTTPError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None if answer.is_success else f"it answered HTTP {answer.status_code}"
+
+
+def _take_stops(agent: Agent) -> list[dict[str, Any]]:
+    """A pull agent's stop notices for turns it took and a person then stopped, once each."""
+    stopped = Delivery.objects.select_related("turn").filter(
+        turn__agent=agent,
+        turn__status=TurnStatus.CANCELLED,
+        status=Delivery.Status.DELIVERED,
+        stop_sent_at=None,
+    )
+    taken = []
+    for delivery in stopped.order_by("id"):
+        updated = Delivery.objects.filter(pk=delivery.pk, stop_sent_at=None).update(
+            stop_sent_at=timezone.now()
+        )
+        if updated:
+            taken.append(stop_body(delivery))
+    return taken
+
+
 def take_pending(agent: Agent) -> list[dict[str, Any]]:
     """The agent's turns not yet acknowledged, as the webhook's bodies (``webhook_id``
-    included); taking them acknowledges them (a pull is its own acknowledgement)."""
+    included), then the stop notices of turns it took that a person stopped since (as the stop
+    webhook's bodies); taking them acknowledges them (a pull is its own acknowledgement)."""
     pending = list(
         Delivery.objects.filter(
             turn__agent=agent, turn__status=TurnStatus.RUNNING, status=Delivery.Status.PENDING
@@ -231,4 +314,6 @@ def take_pending(agent: Agent) -> list[dict[str, Any]]:
         )
         if updated:  # two pulls at once: each turn goes to one of them
             taken.append(json.loads(message_body(delivery)))
+    if OutsideAgent.objects.filter(agent_id=agent.pk, webhook_url="").exists():
+        taken += _take_stops(agent)
     return taken

@@ -18,8 +18,10 @@ from agents.chains.hops import delegated_names
 from agents.models import Agent, Chain, Question, Trigger, Turn, TurnStatus
 from agents.outbox import enqueue, events
 from agents.schemas import TEXT_MAX
+from agents.services import outside
 from agents.services.agents import join_task
 from agents.services.chat import post_agent_message
+from collab.lib.errors import Conflict
 from collab.realtime import broadcast
 from collab.tasks.models import DocumentUpdate, Message, Task
 from collab.tasks.services import create_message
@@ -266,7 +268,8 @@ def cancel_turn(*, membership: Membership, turn: Turn) -> Turn:
     require_same_workspace(membership, turn.task)
     locked = Turn.objects.select_for_update(of=("self",)).select_related("agent").get(pk=turn.pk)
     if locked.status not in _STOPPABLE and locked.chain_id is None:
-        return locked
+        # It finished between the page (or the API client) reading it and the Stop arriving.
+        raise Conflict(f"This turn has already finished ({locked.get_status_display().lower()}).")
     who = membership.user.get_username()
     stopped = [_cancel(locked, who)] if locked.status in _STOPPABLE else []
     if locked.chain_id is not None:
@@ -311,6 +314,7 @@ def _cancel(turn: Turn, who: str) -> Turn:
         question.save(update_fields=["status"])
         transaction.on_commit(partial(events.question_changed, question.pk))
     transaction.on_commit(lambda: events.turn_changed(turn.pk, turn=turn))
+    outside.notify_stopped(turn)  # an outside agent's program is told to stop
     return turn
 
 

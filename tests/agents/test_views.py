@@ -249,6 +249,19 @@ def test_editor_stops_a_turn(as_user: Any, bob: User, task: Task, mira: Agent) -
     assert Turn.objects.get().status == TurnStatus.CANCELLED
 
 
+def test_stop_on_a_turn_that_just_finished_says_so(
+    as_user: Any, bob: User, task: Task, mira: Agent
+) -> None:
+    turn = turn_services.start_turn(agent=mira, task=task, trigger=Trigger.ASK)
+    Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.DONE)
+    response = as_user(bob).post(
+        reverse("agents:stop", args=[task.pk, turn.pk]), HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 400
+    assert response.content.decode() == "This turn has already finished (done)."
+    assert Turn.objects.get().status == TurnStatus.DONE
+
+
 def test_owner_creates_an_agent(as_user: Any, alice: User, workspace: Workspace) -> None:
     response = as_user(alice).post(
         reverse("agents:manage", args=[workspace.pk]),
