@@ -9,7 +9,7 @@ from agents import llm, policies
 from agents.defaults import free_colour
 from agents.engine.signals import calls_per_turn
 from agents.llm.endpoints import validate_base_url
-from agents.models import AGENT_FIELDS, Agent, ModelProfile
+from agents.models import AGENT_FIELDS, Agent, AgentMode, ModelProfile
 from agents.policies.registry import DEFAULT_POLICY
 from agents.profiles import describe, resolve_profile, site_default, user_choices
 
@@ -269,6 +269,27 @@ class ModelProfileForm(forms.ModelForm):
         if provider == "embedded":
             data["model"] = data.get("model") or llm.embedded_profile().model
         return data
+
+
+class OutsideAgentForm(forms.Form):
+    """An agent whose work a program outside Collab does (docs/api.md, "Outside agents")."""
+
+    name = forms.CharField(
+        max_length=32, label="Name", help_text="Letters, digits, - and _; people write @name."
+    )
+    webhook_url = forms.CharField(
+        max_length=500,
+        required=False,
+        label="Webhook URL",
+        help_text="Where its turns are sent, signed. Empty: the program pulls them instead.",
+    )
+    mode = forms.ChoiceField(
+        choices=AgentMode.choices, initial=AgentMode.SUGGEST_ONLY, label="Document changes"
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
 
 
 class AskForm(forms.Form):

@@ -13,6 +13,11 @@ urlpatterns = [
     path("models/<int:profile_id>/default/", views.make_default_model, name="default_model"),
     path("w/<int:workspace_id>/agents/", views.manage_agents, name="manage"),
     path("w/<int:workspace_id>/agents/<int:agent_id>/", views.edit_agent, name="edit"),
+    path(
+        "w/<int:workspace_id>/agents/outside/",
+        views.create_outside_agent,
+        name="create_outside",
+    ),
     path("t/<int:task_id>/agents/add/", views.add_to_task, name="add_to_task"),
     path("t/<int:task_id>/agents/<int:agent_id>/ask/", views.ask, name="ask"),
     path("t/<int:task_id>/turns/<int:turn_id>/stop/", views.stop, name="stop"),

@@ -25,6 +25,7 @@ from agents.forms import (
     AskForm,
     FeedbackForm,
     ModelProfileForm,
+    OutsideAgentForm,
     policy_options,
 )
 from agents.models import Agent, ModelProfile
@@ -32,6 +33,7 @@ from agents.services import agent_changes
 from agents.services import agents as agent_services
 from agents.services import edits as edit_services
 from agents.services import feedback as feedback_services
+from agents.services import outside as outside_services
 from agents.services import plans as plan_services
 from agents.services import questions as question_services
 from agents.services import suggestions as suggestion_services
@@ -231,13 +233,47 @@ def manage_agents(request: AuthedRequest, workspace_id: int) -> HttpResponse:
         if agent is not None:
             return _after_save(request, agent, "was created")
         status = 400
+    return _manage_page(request, membership, form, status=status)
+
+
+def _manage_page(
+    request: AuthedRequest,
+    membership: Membership,
+    form: AgentForm,
+    *,
+    status: int = 200,
+    **extra: Any,
+) -> HttpResponse:
+    extra.setdefault("outside_form", OutsideAgentForm(prefix="outside"))
     agents = selectors.list_workspace_agents(membership)
     return render(
         request,
         "agents/manage.html",
-        _agent_page_context(request, membership, form, agents=agents),
+        _agent_page_context(request, membership, form, agents=agents, **extra),
         status=status,
     )
+
+
+@login_required
+@require_POST
+def create_outside_agent(request: AuthedRequest, workspace_id: int) -> HttpResponse:
+    """The agents page's "Outside agent" form (owners; the service checks). The answer is the
+    page itself, with the agent's token and signing secret shown this once: never redirected
+    to, so they are in no URL and no later page."""
+    membership = get_membership(request.user, workspace_id)
+    if not membership.is_owner:
+        raise PermissionDenied("Only owners manage agents.")
+    form = OutsideAgentForm(request.POST, prefix="outside")
+    made = None
+    if form.is_valid():
+        try:
+            made = outside_services.create_outside_agent(membership=membership, **form.cleaned_data)
+        except ValidationError as exc:
+            form.add_error(None, exc)
+    agent_form = AgentForm(workspace_id=workspace_id)
+    if made is None:
+        return _manage_page(request, membership, agent_form, status=400, outside_form=form)
+    return _manage_page(request, membership, agent_form, outside_made=made)
 
 
 @login_required

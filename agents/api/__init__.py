@@ -34,5 +34,7 @@ WORKSPACE_ROUTERS: tuple[Router, ...] = (
 REVIEW_ROUTER: Router = review.site_router
 # Mounted under /api/memory.
 MEMORY_ROUTER: Router = memory.router
+# Mounted under /api/models: the models an agent can be given.
+MODELS_ROUTER: Router = agents.models_router
 # Mounted under /api/outside: what an outside agent's program calls.
 OUTSIDE_ROUTER: Router = outside.router

@@ -6,13 +6,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 
-from agents import selectors
-from agents.models import Agent, AgentMode
+from agents import profiles, selectors
+from agents.api.turns import TurnOut, turn_out
+from agents.models import Agent, AgentMode, ModelProfile
+from agents.schemas import TEXT_MAX
 from agents.services import agent_changes
 from agents.services import agents as agent_services
+from agents.services import turns as turn_services
 from collab.api.auth import current_user
 from collab.api.schemas import MAX_ID, BadRequest, Error, PathId, StoredText, body_config
 from collab.tasks.selectors import get_task_access
@@ -20,6 +24,7 @@ from collab.workspaces.selectors import get_membership
 
 workspace_router = Router(tags=["agents"])
 task_router = Router(tags=["agents"])
+models_router = Router(tags=["agents"])  # mounted under /api/models
 
 READ = {400: BadRequest, 401: Error, 404: Error}
 WRITE = {**READ, 403: Error}
@@ -51,6 +56,13 @@ class AgentFields(Schema):
     model_config = body_config({"name": "Mira", "mode": "suggest_only", "on_mention": True})
 
     colour: str | None = Field(None, max_length=7, description="Like `#6b5bd6`.")
+    model_profile_id: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_ID,
+        description="A model from `GET /api/models` (left out: unchanged; a new agent uses "
+        "the site's default).",
+    )
     instructions: StoredText | None = Field(None, max_length=4000)
     policy_name: str | None = Field(None, max_length=40)
     mode: AgentMode | None = None
@@ -72,6 +84,24 @@ class AgentIn(AgentFields):
     name: StoredText = Field(max_length=32, description="Letters, digits, - and _.")
 
 
+class AskIn(Schema):
+    model_config = body_config({"prompt": "Draft the agenda"})
+
+    prompt: StoredText = Field(
+        "",
+        max_length=TEXT_MAX,
+        description="What to ask; posted to the chat as yours, the agent mentioned. Empty: the "
+        "agent works on the task as it stands.",
+    )
+
+
+class ModelOut(Schema):
+    id: int
+    name: str
+    label: str = Field(description="The model in plain words, as on the agents page.")
+    is_default: bool
+
+
 class TaskAgentIn(Schema):
     model_config = body_config({"agent_id": 3})
 
@@ -79,7 +109,14 @@ class TaskAgentIn(Schema):
 
 
 def _given(payload: Schema) -> dict[str, Any]:
-    return {key: value for key, value in payload.model_dump().items() if value is not None}
+    given = {key: value for key, value in payload.model_dump().items() if value is not None}
+    if "model_profile_id" in given:  # the agents page's choices, no other
+        profile_id = given.pop("model_profile_id")
+        profile = profiles.user_choices().filter(pk=profile_id).first()
+        if profile is None:
+            raise ValidationError({"model_profile_id": f"No model {profile_id}: see /api/models."})
+        given["model_profile"] = profile
+    return given
 
 
 @workspace_router.get(
@@ -159,3 +196,40 @@ def remove_task_agent(request: HttpRequest, task_id: PathId, agent_id: PathId) -
         membership=access.membership, agent=agent, task=access.task
     )
     return [row.agent for row in selectors.list_task_agents(access.task)]
+
+
+@task_router.post(
+    "/{task_id}/agents/{agent_id}/ask",
+    response={201: TurnOut, **WRITE},
+    summary="Ask an agent to work on the task, as its card's Ask button (owners and editors)",
+)
+def ask_agent(
+    request: HttpRequest, task_id: PathId, agent_id: PathId, payload: AskIn
+) -> Status[dict[str, Any]]:
+    """The turn it starts (queued); follow it with `GET /api/tasks/{id}/turns/{turn_id}`. 400
+    when the agent is switched off or has no Ask button."""
+    access = get_task_access(current_user(request), task_id)
+    agent = selectors.get_workspace_agent(access.membership, agent_id)
+    turn = turn_services.ask_agent(
+        membership=access.membership, agent=agent, task=access.task, prompt=payload.prompt
+    )
+    return Status(201, turn_out(turn))
+
+
+@models_router.get(
+    "",
+    response={200: list[ModelOut], 401: Error},
+    summary="List the models an owner can give an agent (site administrators add them)",
+)
+def list_models(request: HttpRequest) -> list[dict[str, Any]]:
+    current_user(request)
+    return [_model(profile) for profile in profiles.user_choices()]
+
+
+def _model(profile: ModelProfile) -> dict[str, Any]:
+    return {
+        "id": profile.pk,
+        "name": profile.name,
+        "label": profiles.describe(profile),
+        "is_default": profile.is_default,
+    }

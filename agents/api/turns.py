@@ -10,6 +10,7 @@ from ninja import Field, Query, Router, Schema
 
 from agents import selectors
 from agents.models import Turn, TurnStatus
+from agents.services import edits as edit_services
 from agents.services import turns as turn_services
 from collab.api.auth import current_user
 from collab.api.pagination import PageFields, PageQuery, cursor_page
@@ -102,3 +103,17 @@ def cancel_turn(request: HttpRequest, task_id: PathId, turn_id: PathId) -> dict[
     access = get_task_access(current_user(request), task_id)
     turn = selectors.get_task_turn(access, turn_id)
     return turn_out(turn_services.cancel_turn(membership=access.membership, turn=turn))
+
+
+@router.post(
+    "/{task_id}/edits/{action_id}/undo",
+    response={200: ActionOut, **READ, 403: Error},
+    summary="Undo an agent's direct edit, as its notice's Undo button (owners and editors)",
+)
+def undo_edit(request: HttpRequest, task_id: PathId, action_id: PathId) -> Any:
+    """`action_id`: the edit's action (`kind: edit` in a turn's `actions`). The text it wrote
+    goes back to what it replaced, as a minimal edit by you, so what others typed since stays.
+    400 when that text changed since, or it was already undone."""
+    access = get_task_access(current_user(request), task_id)
+    action = selectors.get_task_edit(access, action_id)
+    return edit_services.undo_agent_edit(membership=access.membership, action=action)

@@ -32,6 +32,7 @@ api = NinjaAPI(
 install_error_handlers(api)
 api.add_router("/workspaces", workspaces.router)
 api.add_router("/workspaces", members.router)
+api.add_router("/invitations", members.invitation_router)
 api.add_router("/tasks", tasks.router)
 api.add_router("/tasks", documents.router)
 # The API root is part of the composition root: it may mount the agents' routes too.
@@ -42,3 +43,4 @@ for router in agents_api.WORKSPACE_ROUTERS:
 api.add_router("/memory", agents_api.MEMORY_ROUTER)
 api.add_router("/review", agents_api.REVIEW_ROUTER)
 api.add_router("/outside", agents_api.OUTSIDE_ROUTER)
+api.add_router("/models", agents_api.MODELS_ROUTER)

@@ -11,7 +11,14 @@ from django.urls import reverse
 from ninja import Field, Router, Schema, Status
 
 from collab.api.auth import current_user
-from collab.api.schemas import BadRequest, Error, PathId, body_config
+from collab.api.schemas import (
+    BadRequest,
+    Error,
+    InvitationAcceptIn,
+    PathId,
+    WorkspaceOut,
+    body_config,
+)
 from collab.lib.errors import Conflict
 from collab.workspaces import services
 from collab.workspaces.models import Invitation, Membership, Role
@@ -25,6 +32,7 @@ from collab.workspaces.selectors import (
 )
 
 router = Router(tags=["members"])
+invitation_router = Router(tags=["members"])  # mounted under /api/invitations
 
 OWNERS = {400: BadRequest, 401: Error, 403: Error, 404: Error}
 
@@ -172,3 +180,21 @@ def revoke(request: HttpRequest, workspace_id: PathId, invitation_id: PathId) ->
         raise Conflict("This invitation has already been revoked.")
     services.revoke_invitation(actor=owner, invitation=invitation)
     return _invitation(invitation)
+
+
+@invitation_router.post(
+    "/accept",
+    response={200: WorkspaceOut, 400: BadRequest, 401: Error},
+    summary="Join a workspace with an invitation link's token (the invitation page's button)",
+)
+def accept_invitation(request: HttpRequest, payload: InvitationAcceptIn) -> dict[str, Any]:
+    """400 when the link is not valid, used up, expired or revoked. A member who accepts again
+    keeps the role they have."""
+    membership = services.accept_invitation(user=current_user(request), token=payload.token)
+    workspace = membership.workspace
+    return {
+        "id": workspace.pk,
+        "name": workspace.name,
+        "role": membership.role,
+        "created_at": workspace.created_at,
+    }

@@ -14,7 +14,7 @@ from pydantic.config import JsonDict
 from collab.lib.text import unstorable_reason
 from collab.tasks.models import Task, TaskStatus
 from collab.tasks.task_templates import known_templates
-from collab.workspaces.models import Role
+from collab.workspaces.models import Role, Workspace
 
 MAX_PAGE = 200
 # What the task service accepts (collab/tasks/services.py: create_task), the columns' lengths.
@@ -72,6 +72,37 @@ class WorkspaceOut(Schema):
     name: str
     role: Role = Field(description="Your role in this workspace.")
     created_at: datetime
+
+
+WORKSPACE_NAME_MAX_CHARS = Workspace._meta.get_field("name").max_length or 100
+
+
+class WorkspaceIn(Schema):
+    model_config = body_config({"name": "Acme", "agent_name": ""})
+
+    name: StoredText = Field(
+        description=f"Up to {WORKSPACE_NAME_MAX_CHARS} characters; not blank.",
+        json_schema_extra=stripped_text_schema(WORKSPACE_NAME_MAX_CHARS),
+    )
+    agent_name: StoredText = Field(
+        "", max_length=32, description="The name of its default agent; empty: the usual one."
+    )
+
+
+class InvitationAcceptIn(Schema):
+    model_config = body_config({"token": "Xq3…"})
+
+    token: str = Field(
+        min_length=1,
+        max_length=200,
+        description="The last part of the invitation link (`/invite/<token>/`).",
+    )
+
+
+class TaskStatusIn(Schema):
+    model_config = body_config({"status": "in_progress"})
+
+    status: TaskStatus
 
 
 class InstructionsOut(Schema):

@@ -18,11 +18,12 @@ from collab.api.schemas import (
     PathId,
     PostedMessageOut,
     TaskDetailOut,
+    TaskStatusIn,
 )
 from collab.tasks.models import Document
 from collab.tasks.selectors import TaskAccess, get_task_access, list_messages, page_size
 from collab.tasks.serializers import message_event
-from collab.tasks.services import post_message
+from collab.tasks.services import post_message, set_task_status
 
 router = Router(tags=["tasks"])
 
@@ -59,6 +60,17 @@ def task_detail(access: TaskAccess) -> dict[str, Any]:
 )
 def get_task(request: HttpRequest, task_id: PathId) -> dict[str, Any]:
     return task_detail(get_task_access(current_user(request), task_id))
+
+
+@router.put(
+    "/{task_id}/status",
+    response={200: TaskDetailOut, **ERRORS, 403: Error},
+    summary="Change a task's status (owners and editors); open pages follow live",
+)
+def put_task_status(request: HttpRequest, task_id: PathId, payload: TaskStatusIn) -> dict[str, Any]:
+    access = get_task_access(current_user(request), task_id)
+    set_task_status(membership=access.membership, task=access.task, status=payload.status)
+    return task_detail(access)
 
 
 @router.get(

@@ -17,6 +17,7 @@ from collab.api.schemas import (
     TaskFilter,
     TaskIn,
     TaskOut,
+    WorkspaceIn,
     WorkspaceOut,
 )
 from collab.api.tasks import task_detail
@@ -25,7 +26,7 @@ from collab.tasks.selectors import TaskAccess, list_tasks
 from collab.tasks.services import create_task
 from collab.workspaces.models import Workspace
 from collab.workspaces.selectors import get_membership, list_workspaces_for_user
-from collab.workspaces.services import update_workspace_instructions
+from collab.workspaces.services import create_workspace, update_workspace_instructions
 
 router = Router(tags=["workspaces"])
 
@@ -36,6 +37,28 @@ ERRORS = {400: BadRequest, 401: Error, 404: Error}
 def list_workspaces(request: HttpRequest) -> QuerySet[Workspace]:
     # The selector joins the caller's membership; its role comes along from the same row.
     return list_workspaces_for_user(current_user(request)).annotate(role=F("memberships__role"))
+
+
+@router.post(
+    "",
+    response={201: WorkspaceOut, 400: BadRequest, 401: Error},
+    summary="Create a workspace: you are its owner",
+)
+def create_your_workspace(request: HttpRequest, payload: WorkspaceIn) -> Status[dict[str, object]]:
+    """The workspace list's form: the workspace comes with what every new one has (its default
+    agent, named `agent_name` when given)."""
+    workspace = create_workspace(
+        owner=current_user(request), name=payload.name, agent_name=payload.agent_name
+    )
+    return Status(
+        201,
+        {
+            "id": workspace.pk,
+            "name": workspace.name,
+            "role": "owner",
+            "created_at": workspace.created_at,
+        },
+    )
 
 
 @router.get(

@@ -39,6 +39,9 @@ def create_workspace(*, owner: User, name: str, agent_name: str = "") -> Workspa
     name = name.strip()
     if not name:
         raise ValidationError({"name": "A workspace needs a name."})
+    longest = Workspace._meta.get_field("name").max_length or 120
+    if len(name) > longest:
+        raise ValidationError({"name": f"A workspace name has at most {longest} characters."})
     workspace = Workspace.objects.create(name=name)
     Membership.objects.create(workspace=workspace, user=owner, role=Role.OWNER)
     record_event(actor=owner, action=Action.WORKSPACE_CREATED, workspace=workspace, target=name)

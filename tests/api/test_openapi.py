@@ -61,6 +61,12 @@ EXPECTED_OPERATIONS = {
     ("delete", "/api/workspaces/{workspace_id}/outside-agents/{agent_id}/secrets/{secret_id}"),
     ("post", "/api/outside/turns/{turn_id}/activities"),
     ("get", "/api/outside/turns"),
+    ("post", "/api/workspaces"),
+    ("post", "/api/invitations/accept"),
+    ("put", "/api/tasks/{task_id}/status"),
+    ("post", "/api/tasks/{task_id}/agents/{agent_id}/ask"),
+    ("post", "/api/tasks/{task_id}/edits/{action_id}/undo"),
+    ("get", "/api/models"),
 }
 
 
