@@ -275,7 +275,9 @@ class OutsideAgentForm(forms.Form):
     """An agent whose work a program outside Collab does (docs/api.md, "Outside agents")."""
 
     name = forms.CharField(
-        max_length=32, label="Name", help_text="Letters, digits, - and _; people write @name."
+        max_length=32,
+        label="Outside agent's name",
+        help_text="Letters, digits, - and _; people write @name.",
     )
     webhook_url = forms.CharField(
         max_length=500,
@@ -284,7 +286,9 @@ class OutsideAgentForm(forms.Form):
         help_text="Where its turns are sent, signed. Empty: the program pulls them instead.",
     )
     mode = forms.ChoiceField(
-        choices=AgentMode.choices, initial=AgentMode.SUGGEST_ONLY, label="Document changes"
+        choices=AgentMode.choices,
+        initial=AgentMode.SUGGEST_ONLY,
+        label="What it may do to the document",
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

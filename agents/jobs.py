@@ -116,23 +116,6 @@ def sweep_job() -> dict[str, list[int]]:
 
 @shared_task(
     bind=True,
-    name=enqueue.DELIVER_WEBHOOK,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    max_retries=outside.MAX_DELIVERY_TRIES,
-)
-def deliver_webhook_job(self: Any, delivery_id: int) -> bool:
-    """Send an outside agent its turn: a signed webhook, acknowledged within 10 s, tried
-    again with exponential backoff and jitter (``agents.services.outside.send_webhook``).
-    Idempotent: an acknowledged or failed delivery, or a turn that ended, is left alone."""
-    sent = outside.send_webhook(delivery_id=delivery_id, tries=self.request.retries)
-    if sent.done:
-        return not sent.error
-    raise self.retry(countdown=sent.retry_in, max_retries=outside.MAX_DELIVERY_TRIES)
-
-
-@shared_task(
-    bind=True,
     name=enqueue.DELIVER_STOP,
     acks_late=True,
     reject_on_worker_lost=True,

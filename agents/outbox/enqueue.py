@@ -23,7 +23,6 @@ DOCUMENT_IDLE = "agents.jobs.document_idle_job"
 QUESTION_TIMEOUT = "agents.jobs.question_timeout_job"
 SWEEP = "agents.jobs.sweep_job"
 CHAIN_FAILURE = "agents.jobs.chain_failure_job"
-DELIVER_WEBHOOK = "agents.jobs.deliver_webhook_job"
 PLAN_SYNC = "agents.jobs.plan_sync_job"
 DELIVER_STOP = "agents.jobs.deliver_stop_job"
 

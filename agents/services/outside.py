@@ -136,13 +136,12 @@ def agent_for_token(token: str) -> Agent | None:
 @transaction.atomic
 def open_delivery(*, turn: Turn, payload: dict[str, Any]) -> Delivery:
     """The turn's one delivery (a turn taken over after its worker died keeps the first one:
-    the program is not notified twice). A webhook is sent on commit; without a webhook URL the
-    program pulls it (``take_pending``)."""
-    delivery, created = Delivery.objects.get_or_create(
+    the program is not notified twice). The waiting producer sends its webhook (``send_webhook``,
+    agents/engine/producers/outside.py); without a webhook URL the program pulls it
+    (``take_pending``)."""
+    delivery, _ = Delivery.objects.get_or_create(
         turn=turn, defaults={"webhook_id": f"msg_{uuid.uuid4().hex}", "payload": payload}
     )
-    if created and OutsideAgent.objects.filter(agent_id=turn.agent_id).exclude(webhook_url=""):
-        enqueue.on_commit(enqueue.DELIVER_WEBHOOK, delivery.pk)
     return delivery
 
 

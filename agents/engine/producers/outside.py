@@ -2,8 +2,9 @@
 outside Collab, reached by a signed webhook or pulling its turns.
 
 The producer is asynchronous inside a synchronous stage: it opens the turn's one delivery
-(``agents.services.outside.open_delivery``), then waits, holding the turn's lease and renewing
-it, for the program's activities (``agents.services.activities``), until the program posts
+(``agents.services.outside.open_delivery``), sends its webhook (and the retries, with backoff)
+from the waiting loop itself, and waits, holding the turn's lease and renewing it, for the
+program's activities (``agents.services.activities``), until the program posts
 ``finish`` (or ``error``), the turn is stopped (``TurnCancelled``), the delivery fails, or the
 turn's time budget runs out. Reply chunks are streamed to open pages as they arrive; everything
 else becomes the turn's actions, which ``apply`` stores and applies at most once, as for any
@@ -133,6 +134,9 @@ def wait_for_activities(turn: Turn, delivery: Delivery) -> list[Activity]:
     deadline = time.monotonic() + seconds_left(turn)
     received: list[Activity] = []
     streamed = ""
+    row = outside_of(turn.agent)
+    hooked = row is not None and bool(row.webhook_url)
+    tries, next_try = delivery.attempts, 0.0  # a turn taken over goes on counting
     while True:
         last = received[-1].pk if received else 0
         new = list(Activity.objects.filter(turn=turn, status=Activity.Status.ACCEPTED, pk__gt=last))
@@ -161,6 +165,14 @@ def wait_for_activities(turn: Turn, delivery: Delivery) -> list[Activity]:
         status, error = Delivery.objects.filter(pk=delivery.pk).values_list(
             "status", "error"
         ).first() or (Delivery.Status.FAILED, "the delivery is gone")
+        if hooked and status == Delivery.Status.PENDING and time.monotonic() >= next_try:
+            # The waiting turn sends its own webhook and its retries: a worker slot of its own
+            # would not come while this turn holds one (the embedded worker has only one).
+            sent = outside.send_webhook(delivery_id=delivery.pk, tries=tries)
+            tries += 1
+            next_try = time.monotonic() + sent.retry_in
+            if sent.done and sent.error:
+                status, error = Delivery.Status.FAILED, sent.error
         if status == Delivery.Status.FAILED:
             raise ProducerFailed(
                 f"{name} (an outside agent) could not be reached: its webhook was not "
