@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agents", "0011_outside_agents"),
+        ("agents", "0012_plans"),
     ]
 
     operations = [
