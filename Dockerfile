@@ -18,8 +18,8 @@ WORKDIR /src
 # The code itself runs from /app (not installed into site-packages), where settings find the
 # templates and static files beside it.
 # EXTRAS names optional dependency groups of pyproject.toml to add, comma-separated; the model
-# providers are small and come by default (--build-arg EXTRAS= leaves them out).
-ARG EXTRAS="openai,anthropic"
+# providers and the A2A client are small and come by default (--build-arg EXTRAS= leaves them out).
+ARG EXTRAS="openai,anthropic,a2a"
 COPY pyproject.toml ./
 RUN python <<'PY' > requirements.txt
 import os, tomllib

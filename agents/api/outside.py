@@ -101,6 +101,15 @@ class OutsideAgentIn(Schema):
     webhook_url: str = Field(
         "", max_length=500, description="Where turns are sent; empty: the program pulls them."
     )
+    a2a_card_url: str = Field(
+        "",
+        max_length=500,
+        description=(
+            "An Agent2Agent agent's card URL (e.g. `https://agents.example.com/.well-known/"
+            "agent-card.json`): its turns are sent as A2A messages (docs/adr/0024). Fetched "
+            "when the agent is made: 400 when no card is there."
+        ),
+    )
     mode: AgentMode = AgentMode.SUGGEST_ONLY
     instructions: StoredText = Field("", max_length=4000)
 
@@ -109,6 +118,7 @@ class OutsideAgentOut(Schema):
     id: int
     name: str
     webhook_url: str
+    a2a_card_url: str
     token: str = Field(description="The agent's token: shown once, only its hash is kept.")
     secret: str = Field(description="The signing secret `whsec_…`: shown once.")
     secret_id: int
@@ -136,6 +146,7 @@ def create_outside_agent(
             "id": made.agent.pk,
             "name": made.agent.name,
             "webhook_url": (row.webhook_url if (row := outside_of(made.agent)) else ""),
+            "a2a_card_url": row.a2a_card_url if row else "",
             "token": made.token,
             "secret": made.secret,
             "secret_id": secret,

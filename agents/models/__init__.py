@@ -26,6 +26,7 @@ from agents.models.outside import (
     Delivery,
     OutsideAgent,
     OutsideSecret,
+    RemoteTask,
 )
 from agents.models.plans import Plan, PlanStep
 from agents.models.profiles import (
@@ -81,6 +82,7 @@ __all__ = [
     "PolicyState",
     "Provider",
     "Question",
+    "RemoteTask",
     "Suggestion",
     "Trigger",
     "Turn",

@@ -23,6 +23,11 @@ class OutsideAgent(models.Model):
     webhook_url = models.URLField(
         max_length=500, blank=True, help_text="Blank: the program pulls its turns instead."
     )
+    a2a_card_url = models.URLField(
+        max_length=500,
+        blank=True,
+        help_text="An Agent2Agent agent's card: its turns are sent as A2A messages instead.",
+    )
     token_prefix = models.CharField(max_length=16)
     token_hash = models.CharField(max_length=64, unique=True)
 
@@ -122,6 +127,25 @@ class Activity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.activity_id} ({self.status})"
+
+
+class RemoteTask(models.Model):
+    """The A2A task a turn of an A2A agent sent its message to (docs/adr/0024). Kept before the
+    message is sent: a turn taken over after its worker died follows the same task rather
+    than sending the message twice, and a person's answer to its question continues it."""
+
+    turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="remote_task")
+    message_id = models.CharField(max_length=64, unique=True)
+    task_id = models.CharField(max_length=200, blank=True)
+    context_id = models.CharField(max_length=200, blank=True)
+    state = models.CharField(max_length=40, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"A2A task {self.task_id or '(not yet known)'} ({self.state})"
 
 
 def outside_of(agent: Agent) -> OutsideAgent | None:

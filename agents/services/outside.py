@@ -28,7 +28,7 @@ from agents.llm.guarded_http import guarded_client
 from agents.models import Agent, Delivery, OutsideAgent, OutsideSecret, Turn, TurnStatus
 from agents.models.outside import outside_of
 from agents.outbox import enqueue
-from agents.services import webhooks
+from agents.services import a2a, webhooks
 from agents.services.access import require_owner
 from agents.services.agent_changes import create_agent
 from collab.workspaces.models import Membership
@@ -59,19 +59,51 @@ def _check_webhook_url(url: str) -> str:
     return url
 
 
-@transaction.atomic
+def _check_card_url(url: str, webhook_url: str) -> str:
+    url = url.strip()
+    if url and webhook_url:
+        raise ValidationError(
+            {"a2a_card_url": ["Give a webhook URL or an A2A agent card URL, not both."]}
+        )
+    if url:
+        try:
+            return a2a.check_card_url(url)  # the address rules, and a card really is there
+        except ValidationError as exc:
+            raise ValidationError({"a2a_card_url": exc.messages}) from None
+    return url
+
+
 def create_outside_agent(
-    *, membership: Membership, name: str, webhook_url: str = "", **fields: Any
+    *,
+    membership: Membership,
+    name: str,
+    webhook_url: str = "",
+    a2a_card_url: str = "",
+    **fields: Any,
 ) -> NewOutsideAgent:
-    """An agent whose turns a program outside Collab produces. Its token (for the activities
-    and pull endpoints) and first signing secret are returned once; only the token's hash is
-    kept, and the secret itself (HMAC needs it to sign)."""
+    """An agent whose turns a program outside Collab produces: over a webhook, by pulling,
+    or, with ``a2a_card_url``, as an Agent2Agent agent (docs/adr/0024; its card is fetched
+    here, before anything is saved). Its token (for the activities and pull endpoints) and
+    first signing secret are returned once; only the token's hash is kept, and the secret
+    itself (HMAC needs it to sign)."""
     require_owner(membership)
     url = _check_webhook_url(webhook_url)
+    card_url = _check_card_url(a2a_card_url, url)  # outside the transaction: it fetches
+    return _create(membership=membership, name=name, url=url, card_url=card_url, **fields)
+
+
+@transaction.atomic
+def _create(
+    *, membership: Membership, name: str, url: str, card_url: str, **fields: Any
+) -> NewOutsideAgent:
     agent = create_agent(membership=membership, name=name, **fields)  # its card on open pages
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     OutsideAgent.objects.create(
-        agent=agent, webhook_url=url, token_prefix=token[:11], token_hash=hash_token(token)
+        agent=agent,
+        webhook_url=url,
+        a2a_card_url=card_url,
+        token_prefix=token[:11],
+        token_hash=hash_token(token),
     )
     secret = _add_secret(agent)
     return NewOutsideAgent(agent=agent, token=token, secret=secret)

@@ -105,7 +105,8 @@ class OutsideProducer:
     name = "outside"
 
     def accepts(self, inp: TurnInput) -> bool:
-        return outside_of(inp.turn.agent) is not None  # joined when the turn was claimed
+        row = outside_of(inp.turn.agent)  # joined when the turn was claimed
+        return row is not None and not row.a2a_card_url  # A2A agents: producers/a2a.py
 
     def produce(self, inp: TurnInput, understanding: Understanding, decision: Decision) -> Produced:
         turn = inp.turn

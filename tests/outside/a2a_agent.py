@@ -1,0 +1,109 @@
+"""A small A2A agent built with the official SDK's server, run as a real process by the tests
+(``python -m tests.outside.a2a_agent PORT``). Its card is at
+``http://127.0.0.1:PORT/.well-known/agent-card.json``. What it does depends on the request
+(the message's text part; the data part carries Collab's turn):
+
+* ``ask``: asks "Which city?" (input-required); the answer completes the task with a reply
+  naming it;
+* ``draft``: completes with a text artifact and a suggestion (a data part);
+* ``slow``: works ("Thinking") and waits until it is cancelled;
+* ``fail``: fails with "disk full";
+* ``garbage``: completes with a suggestion data part that has no ``replace``;
+* anything else: replies "Echo: <request>", and "memory: <values>" of the data part's memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import uvicorn
+from a2a.helpers.proto_helpers import (
+    get_data_parts,
+    new_data_part,
+    new_task_from_user_message,
+    new_text_message,
+    new_text_part,
+)
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
+from starlette.applications import Starlette
+
+
+class ScoutExecutor(AgentExecutor):
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        message = context.message
+        assert message is not None
+        task = context.current_task
+        if task is None:
+            task = new_task_from_user_message(message)
+            await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        text = context.get_user_input()
+        data = next(iter(get_data_parts(message.parts)), {})
+        answering = task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+
+        def say(words: str) -> object:
+            return new_text_message(words, context_id=task.context_id, task_id=task.id)
+
+        if answering:
+            await updater.add_artifact([new_text_part(f"Noted: {text.splitlines()[0]}.")])
+            await updater.complete()
+        elif "ask" in text:
+            await updater.requires_input(say("Which city?"))  # type: ignore[arg-type]
+        elif "draft" in text:
+            await updater.add_artifact(
+                [
+                    new_text_part("Here is a first draft."),
+                    new_data_part({"type": "suggestion", "text": "A start", "replace": "# Plan"}),
+                ]
+            )
+            await updater.complete()
+        elif "slow" in text:
+            await updater.start_work(say("Thinking"))  # type: ignore[arg-type]
+            await asyncio.sleep(600)
+        elif "fail" in text:
+            await updater.failed(say("disk full"))  # type: ignore[arg-type]
+        elif "garbage" in text:
+            await updater.add_artifact([new_data_part({"type": "suggestion", "text": "x"})])
+            await updater.complete()
+        else:
+            memory = ", ".join(str(m.get("value")) for m in data.get("memory", []))
+            await updater.add_artifact([new_text_part(f"Echo: {text}. memory: {memory}")])
+            await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        task = context.current_task
+        assert task is not None
+        await TaskUpdater(event_queue, task.id, task.context_id).cancel()
+
+
+def app(port: int) -> Starlette:
+    card = AgentCard(
+        name="Scout",
+        description="A test agent: echoes, asks, drafts, fails, waits.",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(
+                url=f"http://127.0.0.1:{port}/", protocol_binding="JSONRPC", protocol_version="1.0"
+            )
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text"],
+        default_output_modes=["text"],
+        skills=[AgentSkill(id="plan", name="Plan", description="Plans things", tags=["plan"])],
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=ScoutExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
+    return Starlette(routes=routes)
+
+
+if __name__ == "__main__":
+    port = int(sys.argv[1])
+    uvicorn.run(app(port), host="127.0.0.1", port=port, log_level="warning")

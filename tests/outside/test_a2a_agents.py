@@ -1,0 +1,248 @@
+"""A2A agents (issue 29, docs/adr/0024): a Collab agent made with an Agent2Agent card URL
+sends its turns, through the official SDK's client, to a real A2A agent built with the SDK's
+server (tests/outside/a2a_agent.py, a subprocess on a free port)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import User
+
+from agents.engine.outcome import Outcome
+from agents.engine.runner import run_turn
+from agents.models import Action, OutsideAgent, Question, RemoteTask, Suggestion, Turn
+from agents.services import outside
+from agents.services import turns as turn_services
+from agents.services.questions import answer_question
+from agents.services.suggestions import accept_suggestion
+from collab.tasks import services as task_services
+from collab.tasks.models import Message, Task
+from collab.workspaces.models import Workspace
+from tests import factories
+from tests.agents.openai_server import free_port
+from tests.api.conftest import client_with_token, token_for
+
+CARD_PATH = "/.well-known/agent-card.json"
+
+
+@pytest.fixture(scope="module")
+def a2a_agent() -> Iterator[str]:
+    """The card URL of the SDK-built test agent, running in its own process."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.outside.a2a_agent", str(port)],
+        cwd=settings.BASE_DIR,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}{CARD_PATH}"
+    try:
+        for _ in range(200):
+            if process.poll() is not None:
+                raise RuntimeError(f"the A2A agent exited with {process.returncode}")
+            try:
+                with urllib.request.urlopen(url, timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def scout(a2a_agent: str, workspace: Workspace, alice: User) -> outside.NewOutsideAgent:
+    return outside.create_outside_agent(
+        membership=factories.membership_of(workspace, alice),
+        name="Scout",
+        a2a_card_url=a2a_agent,
+        policy_name="never",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _short_budget(settings: object) -> None:
+    settings.AGENTS_TURN_TIME_BUDGET_SECONDS = 20  # type: ignore[attr-defined]
+
+
+def _mention(workspace: Workspace, user: User, task: Task, body: str) -> Turn:
+    member = factories.membership_of(workspace, user)
+    task_services.post_message(membership=member, task=task, body=body)
+    return Turn.objects.filter(task=task).latest("id")
+
+
+def _agent_lines(task: Task) -> list[str]:
+    lines = Message.objects.filter(task=task, kind=Message.Kind.AGENT).order_by("id")
+    return list(lines.values_list("body", flat=True))
+
+
+def _system_note(task: Task) -> str:
+    return Message.objects.filter(task=task, kind=Message.Kind.SYSTEM).latest("id").body
+
+
+@pytest.mark.django_db
+def test_a_mentioned_a2a_agent_answers_in_the_chat(
+    scout: outside.NewOutsideAgent, workspace: Workspace, bob: User, task: Task
+) -> None:
+    turn = _mention(workspace, bob, task, "@Scout hello there")
+
+    outcome = run_turn(turn_id=turn.pk)
+    turn.refresh_from_db()
+    assert outcome == Outcome.DONE, turn.error
+
+    [line] = _agent_lines(task)
+    assert line.startswith("Echo: @Scout hello there")
+    turn.refresh_from_db()
+    assert turn.model_label == "A2A agent (127.0.0.1)"
+    assert RemoteTask.objects.get(turn=turn).state == "completed"
+
+
+@pytest.mark.django_db
+def test_a_question_is_asked_in_the_chat_and_the_answer_continues_the_a2a_task(
+    scout: outside.NewOutsideAgent, workspace: Workspace, bob: User, task: Task
+) -> None:
+    turn = _mention(workspace, bob, task, "@Scout ask me where")
+
+    assert run_turn(turn_id=turn.pk) == Outcome.WAITING
+    question = Question.objects.get(task=task)
+    assert question.text == "Which city?"
+    first = RemoteTask.objects.get(turn=turn)
+    assert first.state == "input-required"
+
+    # when bob answers, the answer goes back to the same A2A task, which completes
+    answer_question(
+        membership=factories.membership_of(workspace, bob), question=question, answer="Lisbon"
+    )
+    follow_up = Turn.objects.filter(task=task).latest("id")
+    assert run_turn(turn_id=follow_up.pk) == Outcome.DONE
+
+    assert _agent_lines(task)[-1] == "Noted: Lisbon."
+    assert RemoteTask.objects.get(turn=follow_up).task_id == first.task_id
+
+
+@pytest.mark.django_db
+def test_an_a2a_suggestion_waits_for_a_person_who_accepts_it(
+    scout: outside.NewOutsideAgent, workspace: Workspace, bob: User, task: Task
+) -> None:
+    turn = _mention(workspace, bob, task, "@Scout draft it")
+
+    assert run_turn(turn_id=turn.pk) == Outcome.DONE
+
+    assert _agent_lines(task) == ["Here is a first draft."]
+    suggestion = Suggestion.objects.get(task=task)
+    assert (suggestion.replace, suggestion.agent.name) == ("# Plan", "Scout")
+    accepted = accept_suggestion(
+        membership=factories.membership_of(workspace, bob), suggestion=suggestion
+    )
+    assert accepted.status == Suggestion.Status.ACCEPTED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_stop_cancels_the_a2a_task(
+    scout: outside.NewOutsideAgent, workspace: Workspace, bob: User, task: Task
+) -> None:
+    turn = _mention(workspace, bob, task, "@Scout slow please")
+    member = factories.membership_of(workspace, bob)
+
+    def stop_once_working() -> None:
+        for _ in range(400):
+            if RemoteTask.objects.filter(turn=turn, state="working").exists():
+                turn_services.cancel_turn(membership=member, turn=Turn.objects.get(pk=turn.pk))
+                return
+            time.sleep(0.05)
+
+    stopper = threading.Thread(target=stop_once_working)
+    stopper.start()
+    outcome = run_turn(turn_id=turn.pk)
+    stopper.join()
+
+    assert outcome == Outcome.CANCELLED
+    assert RemoteTask.objects.get(turn=turn).state == "canceled"
+    assert _agent_lines(task) == []
+
+
+@pytest.mark.django_db
+def test_a_failed_a2a_task_fails_the_turn_with_its_words(
+    scout: outside.NewOutsideAgent, workspace: Workspace, bob: User, task: Task
+) -> None:
+    turn = _mention(workspace, bob, task, "@Scout fail now")
+
+    assert run_turn(turn_id=turn.pk) == Outcome.FAILED
+    assert "Scout (an A2A agent) reported that its task failed: disk full" in _system_note(task)
+
+
+@pytest.mark.django_db
+def test_a_malformed_suggestion_fails_the_turn_and_nothing_is_applied_twice(
+    scout: outside.NewOutsideAgent, workspace: Workspace, bob: User, task: Task
+) -> None:
+    turn = _mention(workspace, bob, task, "@Scout garbage")
+
+    assert run_turn(turn_id=turn.pk) == Outcome.FAILED
+    assert "Scout (an A2A agent) its suggestion was refused" in _system_note(task)
+    assert not Suggestion.objects.filter(task=task).exists()
+    # a redelivered job finds the turn ended: nothing is sent or applied again
+    run_turn(turn_id=turn.pk)
+    assert RemoteTask.objects.filter(turn=turn).count() == 1
+    assert not Action.objects.filter(turn=turn).exists()
+
+
+@pytest.mark.django_db
+def test_an_unreachable_a2a_agent_fails_the_turn_with_a_clear_message(
+    scout: outside.NewOutsideAgent, workspace: Workspace, bob: User, task: Task
+) -> None:
+    gone = f"http://127.0.0.1:{free_port()}{CARD_PATH}"
+    OutsideAgent.objects.filter(agent=scout.agent).update(a2a_card_url=gone)
+    turn = _mention(workspace, bob, task, "@Scout hello")
+
+    assert run_turn(turn_id=turn.pk) == Outcome.FAILED
+    note = _system_note(task)
+    assert "Scout (an A2A agent) could not be reached" in note
+    assert "No A2A agent card at" in note
+
+
+@pytest.mark.django_db
+def test_a_bad_card_url_is_refused_with_its_reason(
+    a2a_agent: str, workspace: Workspace, alice: User
+) -> None:
+    client = client_with_token(token_for(alice))
+    url = f"/api/workspaces/{workspace.pk}/outside-agents"
+
+    def create(**body: str) -> dict[str, object]:
+        answer = client.post(url, data={"name": "Scout", **body}, content_type="application/json")
+        assert answer.status_code == 400, answer.content
+        return answer.json()
+
+    closed = f"http://127.0.0.1:{free_port()}{CARD_PATH}"
+    not_a_card = a2a_agent.replace(CARD_PATH, "/nothing-here")
+    for bad, reason in [
+        (closed, "No A2A agent card at"),
+        (not_a_card, "HTTP 404"),
+        ("ftp://example.com/card", ""),
+    ]:
+        body = create(a2a_card_url=bad)
+        assert reason in str(body), body
+        assert "a2a_card_url" in str(body)
+    both = create(a2a_card_url=a2a_agent, webhook_url="http://127.0.0.1:9/hook")
+    assert "not both" in str(both)
+    assert not OutsideAgent.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_a2a_agent_is_made_through_the_api(
+    a2a_agent: str, workspace: Workspace, alice: User
+) -> None:
+    answer = client_with_token(token_for(alice)).post(
+        f"/api/workspaces/{workspace.pk}/outside-agents",
+        data={"name": "Scout", "a2a_card_url": a2a_agent},
+        content_type="application/json",
+    )
+    assert answer.status_code == 201, answer.content
+    assert answer.json()["a2a_card_url"] == a2a_agent
