@@ -59,16 +59,7 @@ def _wait_for_reply(task: Task) -> None:
     pytest.fail("the turn did not end within a minute")
 
 
-# The webhook case fails today under `manage.py serve`: its embedded Celery worker is one solo
-# thread, busy with the very turn that waits for the program, so the delivery job enqueued by
-# that turn only runs once the turn gave up (docs/adr/0024, "Found while testing"). Strict: it
-# fails the run once the webhook is delivered, and then this mark goes.
-WEBHOOK_IN_EMBEDDED_MODE = pytest.mark.xfail(
-    strict=True, reason="embedded solo worker: the webhook job waits behind the turn"
-)
-
-
-@pytest.mark.parametrize("mode", ["pull", pytest.param("webhook", marks=WEBHOOK_IN_EMBEDDED_MODE)])
+@pytest.mark.parametrize("mode", ["pull", "webhook"])
 def test_the_reference_client_answers_a_mention(collab: LiveServer, mode: str) -> None:
     # given a workspace with an outside agent, and the client running with its token
     port = free_port()
@@ -110,9 +101,9 @@ def test_the_reference_client_answers_a_mention(collab: LiveServer, mode: str) -
             assert client.returncode == 0, err
         _wait_for_reply(task)
     finally:
-        if client.poll() is None:
+        if client.poll() is None:  # the webhook client serves until it is stopped
             client.kill()
-            client.wait()
+        client.communicate()  # and its pipes are closed
     agent_lines = Message.objects.filter(task=task, kind=Message.Kind.AGENT)
     assert list(agent_lines.values_list("body", flat=True)) == [
         "Reference client here: you asked '@Scout how long is the offsite?'."
