@@ -1,4 +1,4 @@
-"""Agent2Agent (A2A) agents (issue 29, docs/adr/0024): the one module that calls the official
+"""Agent2Agent (A2A) agents (issue 29, docs/adr/0025): the one module that calls the official
 ``a2a-sdk`` client. Nothing of the SDK (protobuf messages, its async client) leaves it: the
 producer (``agents/engine/producers/a2a.py``) sees plain ``Event`` values.
 

@@ -1,4 +1,4 @@
-"""The A2A producer (issue 29, docs/adr/0024): the turn's work is done by an agent that speaks
+"""The A2A producer (issue 29, docs/adr/0025): the turn's work is done by an agent that speaks
 the Agent2Agent protocol, reached at the agent card its Collab agent was made with.
 
 The turn is sent as one A2A message (``agents.services.a2a``, the official SDK's client): a

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agents", "0011_outside_agents"),
+        ("agents", "0013_delivery_stop_sent"),
     ]
 
     operations = [
