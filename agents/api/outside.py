@@ -106,7 +106,7 @@ class OutsideAgentIn(Schema):
         max_length=500,
         description=(
             "An Agent2Agent agent's card URL (e.g. `https://agents.example.com/.well-known/"
-            "agent-card.json`): its turns are sent as A2A messages (docs/adr/0024). Fetched "
+            "agent-card.json`): its turns are sent as A2A messages (docs/adr/0025). Fetched "
             "when the agent is made: 400 when no card is there."
         ),
     )

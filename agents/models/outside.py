@@ -130,7 +130,7 @@ class Activity(models.Model):
 
 
 class RemoteTask(models.Model):
-    """The A2A task a turn of an A2A agent sent its message to (docs/adr/0024). Kept before the
+    """The A2A task a turn of an A2A agent sent its message to (docs/adr/0025). Kept before the
     message is sent: a turn taken over after its worker died follows the same task rather
     than sending the message twice, and a person's answer to its question continues it."""
 

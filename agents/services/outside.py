@@ -82,7 +82,7 @@ def create_outside_agent(
     **fields: Any,
 ) -> NewOutsideAgent:
     """An agent whose turns a program outside Collab produces: over a webhook, by pulling,
-    or, with ``a2a_card_url``, as an Agent2Agent agent (docs/adr/0024; its card is fetched
+    or, with ``a2a_card_url``, as an Agent2Agent agent (docs/adr/0025; its card is fetched
     here, before anything is saved). Its token (for the activities and pull endpoints) and
     first signing secret are returned once; only the token's hash is kept, and the secret
     itself (HMAC needs it to sign)."""

@@ -1,4 +1,4 @@
-"""A2A agents (issue 29, docs/adr/0024): a Collab agent made with an Agent2Agent card URL
+"""A2A agents (issue 29, docs/adr/0025): a Collab agent made with an Agent2Agent card URL
 sends its turns, through the official SDK's client, to a real A2A agent built with the SDK's
 server (tests/outside/a2a_agent.py, a subprocess on a free port)."""
 
