@@ -161,6 +161,7 @@ CATEGORIES = (
     ("collab/realtime/", "collab realtime (rooms, consumer, protocol)"),
     ("twisted/", "Twisted reactor and transports"),
     ("selectors.py:select", "waiting for I/O (epoll_wait)"),
+    ("selectors.py:EpollSelector.select", "waiting for I/O (epoll_wait)"),  # py-spy's name
     ("selectors.py", "selector registration (epoll_ctl)"),
     ("asyncio/", "asyncio event loop"),
 )

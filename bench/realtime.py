@@ -113,11 +113,51 @@ def node_workdir() -> Path:
     return workdir
 
 
+def py_spy_start(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    """py-spy attached to ``pid`` (collapsed stacks, non-idle threads, without pausing the
+    server), stopped with SIGINT at the end of the measured window."""
+    py_spy = Path(sys.executable).parent / "py-spy"
+    return subprocess.Popen(
+        [
+            *(str(py_spy), "record", "--pid", str(pid), "--rate", "200", "--nonblocking"),
+            *("--format", "raw", "--output", str(out)),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def py_spy_to_profile(raw: Path, out: Path, process_cpu: float) -> None:
+    """py-spy's collapsed stacks in bench/_sampler.py's format, so ``summarise`` reads them."""
+    stacks: dict[str, float] = {}
+    samples = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = []
+        for frame in stack.split(";"):
+            name, _, where = frame.partition(" (")
+            frames.append(f"{where.rsplit(':', 1)[0]}:{name}")
+        key = ";".join(frames)
+        stacks[key] = stacks.get(key, 0.0) + int(count)
+        samples += int(count)
+    out.write_text(
+        json.dumps(
+            {"samples": samples, "process_cpu": process_cpu, "stacks": {"all threads": stacks}}
+        )
+    )
+
+
 def run_load(
-    workdir: Path, config: dict[str, Any], pid: int, *, profile: bool = False
+    workdir: Path,
+    config: dict[str, Any],
+    pid: int,
+    *,
+    profile: bool = False,
+    py_spy: Path | None = None,
 ) -> dict[str, Any]:
     """Run one load against the server ``pid``; with ``profile``, tell its sampler (see
-    bench/_sampler.py) to sample the measured window only."""
+    bench/_sampler.py) to sample the measured window only; with ``py_spy``, record the window
+    with py-spy into that file (bench/_sampler.py's format)."""
     path = workdir / f"load-{os.getpid()}.json"
     path.write_text(json.dumps(config))
     with ProcessSampler(pid) as sampler:
@@ -132,12 +172,18 @@ def run_load(
         assert node.stdout is not None
         errors = []
         window: list[float] = []  # the server's CPU seconds at the measured window's ends
+        spy: subprocess.Popen[bytes] | None = None
         for line in node.stderr:  # "measuring: start/stop" around the measured window
             if line.startswith("measuring: "):
                 window.append(sampler.cpu_seconds())
+                start = line.strip().endswith("start")
                 if profile:
-                    start = line.strip().endswith("start")
                     os.kill(pid, signal.SIGUSR1 if start else signal.SIGUSR2)
+                if py_spy is not None and start:
+                    spy = py_spy_start(pid, py_spy.with_suffix(".raw"))
+                elif spy is not None:
+                    spy.send_signal(signal.SIGINT)
+                    spy.wait(60)
             else:
                 errors.append(line)
         stdout = node.stdout.read()
@@ -147,6 +193,8 @@ def run_load(
     figures: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
     figures["cpu_percent"] = sampler.cpu_percent
     measured_cpu = window[-1] - window[0] if len(window) == 2 else None
+    if py_spy is not None and measured_cpu:
+        py_spy_to_profile(py_spy.with_suffix(".raw"), py_spy, measured_cpu)
     figures["cpu_us_per_edit"] = 1e6 * measured_cpu / figures["edits"] if measured_cpu else None
     figures["peak_rss_mb"] = sampler.peak_rss_mb
     return figures
@@ -212,6 +260,16 @@ def main() -> None:
         action="store_true",
         help="run Collab under bench/_sampler.py and print where its CPU goes per edit",
     )
+    parser.add_argument(
+        "--py-spy",
+        action="store_true",
+        help="record Collab's measured 100 x 3 window with py-spy and print where its CPU goes",
+    )
+    parser.add_argument(
+        "--loop-lag",
+        action="store_true",
+        help="run Collab under bench/_looplag.py and print its worst event-loop stalls",
+    )
     args = parser.parse_args()
 
     workdir = node_workdir()
@@ -258,8 +316,14 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
     token = cast.tokens["alice"]
     headers = {"Authorization": f"Bearer {token}"}
     profile_path = Path(tempfile.gettempdir()) / "collab-realtime-profile.json"
-    launcher = [sys.executable, str(ROOT / "bench" / "_sampler.py"), str(profile_path)]
-    server = site.start(launcher=launcher if args.profile else None)
+    lag_path = Path(tempfile.gettempdir()) / "collab-realtime-looplag.json"
+    spy_path = Path(tempfile.gettempdir()) / "collab-realtime-py-spy.json"
+    launcher = None
+    if args.profile:
+        launcher = [sys.executable, str(ROOT / "bench" / "_sampler.py"), str(profile_path)]
+    elif args.loop_lag:
+        launcher = [sys.executable, str(ROOT / "bench" / "_looplag.py"), str(lag_path)]
+    server = site.start(launcher=launcher)
 
     common = {"warmup": 3, "drain": 3, "duration": args.duration}
     steady = {
@@ -277,7 +341,8 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
         workdir,
         {**steady, "targets": [{"url": server.url(t), "headers": headers} for t in task_ids]},
         server.process.pid,
-        profile=args.profile,
+        profile=args.profile or args.loop_lag,
+        py_spy=spy_path if args.py_spy else None,
     )
     print_load(title, ours)
     ours_fan = run_load(
@@ -293,6 +358,17 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
         print(f"\n  Where Collab's CPU went per edit ({title}, measured window):")
         print(_sampler.summarise(str(profile_path), edits=ours["edits"]))
         print(f"  (collapsed stacks in {profile_path})")
+    if args.py_spy:
+        from bench import _sampler
+
+        print(f"\n  Where Collab's CPU went per edit, by py-spy ({title}, measured window):")
+        print(_sampler.summarise(str(spy_path), edits=ours["edits"]))
+        print(f"  (collapsed stacks in {spy_path.with_suffix('.raw')})")
+    if args.loop_lag:
+        from bench import _looplag
+
+        print(f"\n  Event-loop lag of Collab ({title}, measured window):")
+        print(_looplag.summarise(str(lag_path)))
 
     if args.skip_reference:
         return
@@ -322,6 +398,8 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
         reference.terminate()
         reference.wait(10)
 
+    after = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"\n  (load average now {after})")
     print("\n4. Ratio Collab / reference (lower is better; ≤ 1.0 means as fast or faster)")
     print(
         f"  {title}: p50 {ratio(ours['p50'], theirs['p50'])}, "
