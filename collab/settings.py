@@ -300,6 +300,11 @@ if DOCUMENT_MAX_BYTES > WEBSOCKET_MAX_MESSAGE_BYTES - 16 * 1024:
 # larger batches raised the p99 on a busy machine: bench/README.md, issue 31.
 DOCUMENT_FLUSH_DELAY = env_float("DOCUMENT_FLUSH_DELAY", 0.05)
 DOCUMENT_FLUSH_MAX_WAIT = max(DOCUMENT_FLUSH_DELAY, env_float("DOCUMENT_FLUSH_MAX_WAIT", 0.05))
+# A socket is acknowledged (sent the durable state vector) at most once per this many seconds:
+# a flush within it defers the socket's acknowledgement to the interval's end, carrying the
+# state durable then. Each acknowledgement costs a frame out and the client's answer in, per
+# keystroke for a fast typist (issue 31). 0 acknowledges after every flush.
+DOCUMENT_ACK_INTERVAL = max(0.0, env_float("DOCUMENT_ACK_INTERVAL", 0.25))
 # A room without sockets stays loaded this long, then flushes and unloads.
 DOCUMENT_ROOM_IDLE_SECONDS = env_float("DOCUMENT_ROOM_IDLE_SECONDS", 30.0)
 # A socket that has been sent nothing for this long gets a sync step 1 (y-websocket clients

@@ -89,6 +89,8 @@ class Peer(Protocol):
 @dataclass
 class _PeerState:
     last_sent: float = field(default_factory=time.monotonic)
+    last_ack: float = float("-inf")
+    ack_later: asyncio.TimerHandle | None = None  # a deferred acknowledgement (ack_interval)
 
 
 @dataclass
@@ -136,6 +138,8 @@ class Room:
         # from elsewhere that start past the document's clock, held until it catches up.
         self.boundaries = yupdate.Boundaries()
         self.held: list[bytes] = []
+        # The state vector of the latest committed batch: what acknowledgements carry.
+        self.durable_state: bytes | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -163,7 +167,9 @@ class Room:
             await self._send(peer, yprotocol.awareness(update))
 
     async def leave(self, peer: Peer) -> None:
-        self.peers.pop(peer, None)
+        state = self.peers.pop(peer, None)
+        if state is not None and state.ack_later is not None:
+            state.ack_later.cancel()
         gone = self.awareness.forget(peer)
         if gone:
             await self._share_awareness(gone, exclude=None)
@@ -376,16 +382,36 @@ class Room:
             return
         self.last_flushed_text = batch.text
         self.last_update_id = max(self.last_update_id, result.last_update_id)
+        self.durable_state = batch.state_vector
         acked = {item.peer for item in batch.items if item.peer is not None}
         ack = yprotocol.sync_step1(batch.state_vector)
+        interval = settings.DOCUMENT_ACK_INTERVAL
+        now = time.monotonic()
         for peer in acked:
-            if peer in self.peers:
+            state = self.peers.get(peer)
+            if state is None or state.ack_later is not None:
+                continue  # gone, or already due an acknowledgement (it will carry this batch)
+            due = state.last_ack + interval
+            if now >= due:
+                state.last_ack = now
                 await self._send(peer, ack)
+            else:
+                state.ack_later = asyncio.get_running_loop().call_later(
+                    due - now, self._ack_later, peer
+                )
         if result.snapshot or result.missed:
             await self.apply_rows(result.snapshot, result.missed)
         if result.should_compact and not self._compacting:
             self._compacting = True
             self._compaction = asyncio.create_task(self._compact())
+
+    def _ack_later(self, peer: Peer) -> None:
+        state = self.peers.get(peer)
+        if state is None or self.durable_state is None:
+            return
+        state.ack_later = None
+        state.last_ack = time.monotonic()
+        self.manager.spawn(self._send(peer, yprotocol.sync_step1(self.durable_state)))
 
     async def _compact(self) -> None:
         try:
@@ -560,6 +586,13 @@ class RoomManager:
         self._retrier: asyncio.Task[None] | None = None
         self._ticker: asyncio.Task[None] | None = None
         self._closing = False
+        self._tasks: set[asyncio.Future[None]] = set()
+
+    def spawn(self, work: Awaitable[None]) -> None:
+        """Run ``work`` on the loop, keeping a reference until it ends."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # --- one ticker per process: keep-alive of every socket, catch-up of every room ---------
 

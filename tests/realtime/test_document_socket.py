@@ -88,6 +88,24 @@ async def test_acknowledgement_means_the_update_is_in_the_database(connect, alic
     await client.close()
 
 
+async def test_a_socket_is_acknowledged_at_most_once_per_interval(connect, alice, task, settings):
+    settings.DOCUMENT_ACK_INTERVAL = 3.0
+    client = await connect(alice, task)
+    await client.insert(0, "a")
+    await client.wait_for(lambda: client.acknowledged)  # the first one at once
+    await client.insert(1, "b")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 2.0
+    while await _text_in_db(task.pk) != "ab" and loop.time() < deadline:
+        await client.pump(0.05)
+    assert await _text_in_db(task.pk) == "ab"  # durable...
+    await client.pump(0.1)
+    assert not client.acknowledged  # ...but acknowledged only at the interval's end
+
+    await client.wait_for(lambda: client.acknowledged, timeout=10.0)
+    await client.close()
+
+
 async def test_viewer_updates_are_dropped_and_the_viewer_is_told(connect, alice, carol, task):
     alice_client = await connect(alice, task)
     carol_client = await connect(carol, task)
