@@ -140,7 +140,7 @@ def step_turn_finished(*, turn: Turn) -> PlanStep | None:
         return None
     with transaction.atomic():
         step = (
-            PlanStep.objects.select_for_update()
+            PlanStep.objects.select_for_update(of=("self",))  # the agent may be null
             .select_related("plan__task", "agent")
             .filter(pk=step_id, turn=turn, status=plan_format.DOING)
             .first()
@@ -168,7 +168,11 @@ def step_turn_finished(*, turn: Turn) -> PlanStep | None:
 def _locked_step(membership: Membership, step: PlanStep) -> PlanStep:
     require_editor(membership)
     require_same_workspace(membership, step.plan.task)
-    return PlanStep.objects.select_for_update().select_related("plan__task").get(pk=step.pk)
+    return (
+        PlanStep.objects.select_for_update(of=("self",))
+        .select_related("plan__task")
+        .get(pk=step.pk)
+    )
 
 
 @transaction.atomic

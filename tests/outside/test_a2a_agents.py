@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.db import connection
 
 from agents.engine.outcome import Outcome
 from agents.engine.runner import run_turn
@@ -153,11 +154,14 @@ def test_stop_cancels_the_a2a_task(
     member = factories.membership_of(workspace, bob)
 
     def stop_once_working() -> None:
-        for _ in range(400):
-            if RemoteTask.objects.filter(turn=turn, state="working").exists():
-                turn_services.cancel_turn(membership=member, turn=Turn.objects.get(pk=turn.pk))
-                return
-            time.sleep(0.05)
+        try:
+            for _ in range(400):
+                if RemoteTask.objects.filter(turn=turn, state="working").exists():
+                    turn_services.cancel_turn(membership=member, turn=Turn.objects.get(pk=turn.pk))
+                    return
+                time.sleep(0.05)
+        finally:
+            connection.close()  # this thread's own (else it outlives the test database)
 
     stopper = threading.Thread(target=stop_once_working)
     stopper.start()

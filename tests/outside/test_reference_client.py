@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from collab.tasks.models import Message, Task
 from tests import factories
 from tests.agents.openai_server import free_port
 from tests.browser.conftest import LiveServer
+from tests.processes import live_env, worker_command
 
 CLIENT = Path(settings.BASE_DIR) / "docs" / "outside_agent_client.py"
 
@@ -34,9 +36,24 @@ def collab(transactional_db: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     monkeypatch.setenv("SITE_URL", server.url)  # the server process inherits it
     monkeypatch.setenv("AGENTS_TURN_TIME_BUDGET_SECONDS", "30")  # a silent program: 30 s
     server.start()
+    worker = None
+    if settings.REDIS_URL:  # production mode runs turns in a worker of their own
+        worker = subprocess.Popen(
+            worker_command("reference", "--pool=solo", "--loglevel=WARNING"),
+            cwd=settings.BASE_DIR,
+            env=live_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     try:
         yield server
     finally:
+        if worker is not None:
+            worker.send_signal(signal.SIGTERM)
+            try:
+                worker.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                worker.kill()
         server.stop()
 
 
