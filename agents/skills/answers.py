@@ -66,10 +66,11 @@ def next_step(facts: TaskFacts) -> SkillAnswer:
 
 
 def checklist_items(facts: TaskFacts) -> list[str]:
-    """What the task's own notes say is to do, then the kind's checklist (or the goal's parts)."""
-    return list(
-        dict.fromkeys([*noted(facts.document, facts.chat, "todo"), *_kind_checklist(facts)])
-    )
+    """What the task's own notes say is to do, then what they leave open to settle ("who
+    takes the sofa? disputed"), then the kind's checklist (or the goal's parts)."""
+    todo = noted(facts.document, facts.chat, "todo")
+    settle = [f"Settle: {n}" for n in noted(facts.document, facts.chat, "open") if n not in todo]
+    return list(dict.fromkeys([*todo, *settle, *_kind_checklist(facts)]))
 
 
 def _kind_checklist(facts: TaskFacts) -> list[str]:

@@ -81,7 +81,8 @@ def _after_values(lines: list[str]) -> int:
 # What makes a note a to-do, a risk or an open point (checked on its words, case folded).
 _TODO = re.compile(
     r"\b(?:need|needs|needed|still need|bring|buy|book|order|pack|prepare|prep|print|send|"
-    r"check|confirm|collect|arrange|to do|todo|must|wants|asked for|asks for)\b"
+    r"check|confirm|collect|arrange|to do|todo|must|wants|asked for|asks for|not sorted|"
+    r"not done|not booked|not paid|back to|hand back|return|returned)\b|\bby \d{1,2}[:.]\d{2}\b"
 )
 # A note whose label names things to have ready ("Resources: 14 laptops, projector").
 _THINGS = re.compile(
@@ -98,6 +99,7 @@ _OPEN = re.compile(
     r"maybe|either|or not|wants|asked for|asks for|waiting for|waiting on)\b"
 )
 CUES = {"todo": _TODO, "risk": _RISK, "open": _OPEN}
+_NOT_DONE = re.compile(r"\bnot (?:sorted|done|booked|paid)\b")
 
 
 def noted(document: str, chat: Sequence[str], cue: str) -> list[str]:
@@ -108,8 +110,8 @@ def noted(document: str, chat: Sequence[str], cue: str) -> list[str]:
     lines = note_lines(document) + [" ".join(m.split()) for m in chat if len(m.split()) >= 3]
     out: list[str] = []
     for line in lines:
-        if len(line.split()) <= 3 and "?" not in line:
-            continue  # a label ("Issues so far"), not a note
+        if len(line.split()) <= 3 and "?" not in line and not _NOT_DONE.search(line.casefold()):
+            continue  # a label ("Issues so far"), not a note ("broadband not sorted" is one)
         head, colon, rest = line.partition(":")
         things_label = cue == "todo" and colon and _THINGS.match(head.strip().casefold())
         if not things_label and not pattern.search(line.casefold()):

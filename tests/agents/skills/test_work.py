@@ -156,3 +156,20 @@ def test_a_question_about_an_action_part_reads_to_not_for() -> None:
     assert starts_with_verb("Confirm the venue")
     assert not starts_with_verb("new laptops for the support team")
     assert not starts_with_verb("decision on the van")
+
+
+def test_a_checklist_starts_with_what_the_notes_leave_to_do_and_to_settle() -> None:
+    document = (
+        "Move date: 27 June 2026\nVan: Hire-A-Van, booked 08:00-14:00, £145\n"
+        "Old flat: keys back to agent by 17:00\n- broadband not sorted\n"
+        "- who takes the sofa? disputed\n"
+    )
+    _, answer, _ = skills.respond(
+        context("Flat move", "", "checklist for moving day", document=document)
+    )
+    items = [line for line in answer.text.splitlines() if line.startswith("- [ ]")]
+    assert items[:3] == [
+        "- [ ] Old flat: keys back to agent by 17:00",
+        "- [ ] broadband not sorted",
+        "- [ ] Settle: who takes the sofa? disputed",
+    ]
