@@ -284,3 +284,23 @@ def no_overflow(page: Page, name: str) -> list[str]:
     if original:
         page.set_viewport_size(original)
     return found
+
+
+def task_with_agents(alice: Page, bob: Page, names: tuple[str, ...]) -> str:
+    """From the front page, as Acme's owner: a new task with the workspace's default agent
+    and default agents called ``names`` on it, open and live on both pages; its URL."""
+    alice.goto("/")
+    alice.get_by_role("link", name="Acme").click()
+    task_url = create_task(alice, "Plan the offsite")
+    admin_shell(
+        "from agents.defaults import create_default_agent\n"
+        "from collab.tasks.models import Task\n"
+        f"task = Task.objects.get(pk={task_id_of(task_url)})\n"
+        f"for name in {names!r}:\n"
+        "    create_default_agent(workspace=task.workspace, owner=None, name=name)\n"
+    )
+    bob.goto(task_url)
+    alice.goto(task_url)
+    expect_chat_live(alice)
+    expect_chat_live(bob)
+    return task_url

@@ -20,6 +20,7 @@ from tests.browser.flows import (
     owner_and_editor,
     send_chat,
     task_id_of,
+    task_with_agents,
 )
 
 pytestmark = pytest.mark.browser
@@ -34,21 +35,8 @@ def test_a_writer_hands_its_draft_to_a_reviewer_seen_live_and_on_the_review_page
     watch_alice, watch_bob = Watch("alice"), Watch("bob")
     watch_alice.attach(alice)
     watch_bob.attach(bob)
-    alice.goto("/")
-    alice.get_by_role("link", name="Acme").click()
-    task_url = create_task(alice, "Plan the offsite")
+    task_url = task_with_agents(alice, bob, ("Writer", "Reviewer"))
     task_id = task_id_of(task_url)
-    admin_shell(
-        "from agents.defaults import create_default_agent\n"
-        "from collab.tasks.models import Task\n"
-        f"task = Task.objects.get(pk={task_id})\n"
-        "for name in ('Writer', 'Reviewer'):\n"
-        "    create_default_agent(workspace=task.workspace, owner=None, name=name)\n"
-    )
-    bob.goto(task_url)
-    alice.goto(task_url)
-    expect_chat_live(alice)
-    expect_chat_live(bob)
 
     send_chat(alice, "@Writer draft the plan and ask @Reviewer to check it")
 

@@ -13,13 +13,10 @@ from playwright.sync_api import BrowserContext, expect
 
 from tests.browser.flows import (
     Watch,
-    admin_shell,
     chat_messages,
-    create_task,
-    expect_chat_live,
     owner_and_editor,
     send_chat,
-    task_id_of,
+    task_with_agents,
 )
 
 pytestmark = pytest.mark.browser
@@ -34,21 +31,7 @@ def test_a_coordinators_plan_is_accepted_and_an_agents_step_turns_done_live_on_a
     watch_alice, watch_bob = Watch("alice"), Watch("bob")
     watch_alice.attach(alice)
     watch_bob.attach(bob)
-    alice.goto("/")
-    alice.get_by_role("link", name="Acme").click()
-    task_url = create_task(alice, "Plan the offsite")
-    task_id = task_id_of(task_url)
-    admin_shell(
-        "from agents.defaults import create_default_agent\n"
-        "from collab.tasks.models import Task\n"
-        f"task = Task.objects.get(pk={task_id})\n"
-        "for name in ('Coordinator', 'Writer'):\n"
-        "    create_default_agent(workspace=task.workspace, owner=None, name=name)\n"
-    )
-    bob.goto(task_url)
-    alice.goto(task_url)
-    expect_chat_live(alice)
-    expect_chat_live(bob)
+    task_with_agents(alice, bob, ("Coordinator", "Writer"))
     expect(bob.get_by_test_id("plan-step")).to_have_count(0)
 
     send_chat(alice, "@Coordinator split this into steps")
