@@ -26,7 +26,7 @@ from agents.policies.detect_names import (
     find_people,
     find_places,
 )
-from agents.policies.detect_words import term_re, words
+from agents.policies.detect_words import owned_elsewhere, term_re, words
 from agents.policies.parse_numbers import Found as _Found
 
 
@@ -364,9 +364,12 @@ def _alias_near(text: str, start: int, spec: SlotSpec) -> bool:
     )
 
 
-def _assign(text: str, specs: Sequence[SlotSpec], mentions: Sequence[_Found]) -> dict[str, _Found]:
+def _assign(
+    text: str, specs: Sequence[SlotSpec], mentions: Sequence[_Found], *, owned: bool = False
+) -> dict[str, _Found]:
     """Give each mention to a slot of the same type: one named just before it wins, otherwise
-    slots take mentions in order ("from 4 May to 9 May" -> start, end)."""
+    slots take mentions in order ("from 4 May to 9 May" -> start, end). With `owned`, a mention
+    that belongs to something else named on its line never fills a slot by order alone."""
     result: dict[str, _Found] = {}
     unclaimed = list(mentions)
     for mention in mentions:
@@ -376,8 +379,10 @@ def _assign(text: str, specs: Sequence[SlotSpec], mentions: Sequence[_Found]) ->
                 unclaimed.remove(mention)
                 break
     for spec in specs:
-        if spec.name not in result and unclaimed:
-            result[spec.name] = unclaimed.pop(0)
+        free = [m for m in unclaimed if not (owned and owned_elsewhere(text, m.start, spec))]
+        if spec.name not in result and free:
+            result[spec.name] = free[0]
+            unclaimed.remove(free[0])
     return result
 
 
@@ -401,7 +406,7 @@ def detect(text: str, specs: Sequence[SlotSpec], *, today: date) -> dict[str, De
 
     dates, amounts = find_dates(text, today=today), find_money(text)  # each read once
     found.update(_assign(text, open_specs("date"), dates))
-    found.update(_assign(text, open_specs("money"), amounts))
+    found.update(_assign(text, open_specs("money"), amounts, owned=True))
     for spec in open_specs("number"):
         quantities = find_quantities(text, spec.units)
         if not quantities and spec.aliases:

@@ -6,6 +6,7 @@ clauses. Conservative like every detector: a value only when the text states it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date
 
 from agents.policies import parse_dates, parse_numbers, places
@@ -131,12 +132,62 @@ def find_known_places(text: str) -> list[_Found]:
                 ),
                 None,
             )
+            if run is not None and _names_an_organisation(words, run):
+                break  # "Riverside Book Club", "Boston Rowing Society": a name, not the place
             if run is not None:
                 start = m.start() + len(" ".join(words[: run[0]])) + (1 if run[0] else 0)
                 if not _opens_a_phrase(text, start, run[1]):
                     found.append(_Found(run[1], 0.6, start, start + len(run[1]), run[1]))
                 break
     return found
+
+
+# The head nouns of organisations' names: a known place that begins such a name ("Riverside
+# Book Club") names the organisation, and says nothing of where the work happens.
+_ORGANISATION_HEADS = frozenset(
+    [
+        "club",
+        "society",
+        "association",
+        "group",
+        "company",
+        "co",
+        "ltd",
+        "inc",
+        "llc",
+        "fc",
+        "school",
+        "college",
+        "university",
+        "academy",
+        "library",
+        "hospital",
+        "clinic",
+        "council",
+        "bank",
+        "trust",
+        "foundation",
+        "federation",
+        "union",
+        "league",
+        "team",
+        "band",
+        "choir",
+        "orchestra",
+        "cafe",
+        "café",
+        "restaurant",
+        "bakery",
+        "studio",
+        "agency",
+        "partners",
+    ]
+)
+
+
+def _names_an_organisation(words: Sequence[str], run: tuple[int, str]) -> bool:
+    after = words[run[0] + len(run[1].split()) :]
+    return bool(after) and after[-1].casefold().strip(".") in _ORGANISATION_HEADS
 
 
 def find_people(text: str, spec: SlotSpec) -> list[_Found]:

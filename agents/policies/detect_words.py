@@ -8,6 +8,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from agents.policies.base import SlotSpec
+
 MONTHS = {
     "january": 1,
     "february": 2,
@@ -75,3 +77,25 @@ def term_re(terms: Sequence[str]) -> str:
 def _term_re_cached(terms: tuple[str, ...]) -> str:
     ordered = sorted({t.casefold() for t in terms if t}, key=len, reverse=True)
     return "|".join(words(t) for t in ordered)
+
+
+# "Van: Hire-A-Van, £145", "the van costs £145": the value belongs to the thing named there, so
+# it never fills an open slot by its order alone (the budget is not the van's price).
+_LINE_LABEL = re.compile(r"(?m)^[ \t]*(?:[-*+][ \t]+)?(?:\*\*)?[A-Za-z][\w '/&-]{0,30}(?:\*\*)?:")
+_PRICE_OF = re.compile(
+    r"\b(?:costs|costing|priced|price|fee|fees|charges|quoted?)\b\W*(?:\w+\W+)?$"
+)
+
+
+def owned_elsewhere(text: str, start: int, spec: SlotSpec) -> bool:
+    """Whether the value at ``text[start]`` belongs to something named on its line other
+    than ``spec``'s slot (its label, or "X costs")."""
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[line_start:start].casefold()
+    terms = [spec.name.replace("_", " "), spec.label, *spec.aliases]
+    if any(re.search(rf"(?<!\w){words(t.casefold())}(?!\w)", before) for t in terms if t):
+        return False  # "Budget for work trips: $2,500": the slot itself is named on the line
+    label = _LINE_LABEL.match(text, line_start)
+    if label and label.end() <= start:
+        return True
+    return bool(_PRICE_OF.search(before[-30:]))

@@ -16,8 +16,8 @@ The API (what the turn engine and the evaluation call):
   (the small model's) names the task's facts and invents none.
 
 The skills: draft, open_questions, decide_first, next_step, summary, title, rephrase,
-checklist, risks, effort, questions (discussion, interview, feedback, FAQ), answer_when /
-answer_who / answer_where / answer_budget, and
+checklist, risks, options, reminders, effort, questions (discussion, interview, feedback,
+FAQ), answer_when / answer_who / answer_where / answer_budget, and
 capabilities (the honest answer to a request none covers). Kinds of task are data files
 (agents/task_templates/*.toml, and _generic.toml for a task of no known kind).
 """
@@ -39,6 +39,7 @@ from agents.skills.answers import (
 )
 from agents.skills.facts import OpenValue, TaskFacts, Value
 from agents.skills.grounding import grounded, unknown_values
+from agents.skills.options import options, reminders
 from agents.skills.preferences import acknowledgement
 from agents.skills.prompts import questions
 from agents.skills.route import Route, clean, route
@@ -66,6 +67,8 @@ SKILLS: dict[str, Callable[..., SkillAnswer]] = {
     "rephrase": lambda f, count, line, q: rephrase(f),
     "checklist": lambda f, count, line, q: checklist(f, count),
     "risks": lambda f, count, line, q: risks(f, count),
+    "options": lambda f, count, line, q: options(f, q, count),
+    "reminders": lambda f, count, line, q: reminders(f, count),
     "effort": lambda f, count, line, q: effort(f),
     "answer_when": lambda f, count, line, q: answer(f, "when", q),
     "answer_who": lambda f, count, line, q: answer(f, "who", q),

@@ -13,12 +13,20 @@ from __future__ import annotations
 import re
 
 from agents.skills.facts import TaskFacts
-from agents.skills.notes import note_lines
+from agents.skills.notes import note_lines, noted
 from agents.skills.work import SkillAnswer, _cap, _title_subject, phrase
 from agents.skills.write import as_list, finish, lower_first, say
 
 # Which set of questions a request asks for, by its words (casefolded); discussion otherwise.
 _SORTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # "five questions to ask Karen", "what should I ask the supplier?": for a meeting
+    (
+        "meeting",
+        re.compile(
+            r"\b(?:questions?\s+(?:\w+\s+)?(?:to|i should|we should)\s+ask|"
+            r"(?:should|could|can) (?:i|we) ask)\b"
+        ),
+    ),
     ("interview", re.compile(r"\b(?:interview|candidates?|applicants?|hiring|screening)\b")),
     ("faq", re.compile(r"\bfaqs?\b|\bfrequently asked\b|\bq ?& ?a\b")),
     (
@@ -136,13 +144,49 @@ def _faq(facts: TaskFacts) -> list[str]:
     return [line for line in out if line]
 
 
+# Lines that say when, where or who a meeting is, not what it is about.
+_META_LABEL = re.compile(
+    r"^(?:meeting|date|time|when|where|venue|place|location|attendees|who|people|room|call|"
+    r"agenda|owner|status)$"
+)
+_OUR_ASK = re.compile(r"^(?:our ask|ask|we want|we need|proposal|our proposal|request)$")
+
+
+def _meeting(facts: TaskFacts) -> list[str]:
+    """Questions for the other side of a meeting, one per note the task holds on it: what it
+    flags as a risk, what it leaves open, what it asks for; said with the note's own words."""
+    risky = set(noted(facts.document, facts.chat, "risk"))
+    out: list[str] = []
+    for note in note_lines(facts.document) + [n for n in noted("", facts.chat, "open")]:
+        head, colon, rest = (part.strip() for part in note.partition(":"))
+        label = head.casefold() if colon else ""
+        if _META_LABEL.match(label):
+            continue
+        if re.search(r"\b(?:not decided|undecided|to decide|tbd|tbc)\b", note.casefold()):
+            continue  # a decision for the team, not a question for the other side
+        if "?" in note:
+            out.append(_cap(note))
+        elif _OUR_ASK.match(label):
+            out.append(f"Would you agree to {lower_first(head)}: {rest.rstrip('.?')}?")
+        elif note in risky and colon:
+            out.append(f"What will you do about the {lower_first(head)} ({rest.rstrip('.')})?")
+        elif note in risky:
+            out.append(f"What will you do about “{note.rstrip('.')}”?")
+        else:
+            out.append(f"Can we go through “{note.rstrip('.')}”?")
+    out += ["What do you need from us?", "What happens next, and by when?"]
+    return out
+
+
 _BUILD = {
+    "meeting": _meeting,
     "discussion": _discussion,
     "interview": _interview,
     "feedback": _feedback,
     "faq": _faq,
 }
 _LEAD = {
+    "meeting": "Questions to ask, from the task's notes:",
     "discussion": "Questions to get people talking about {about}:",
     "interview": "Interview questions for the {about} role:",
     "feedback": "Feedback questions about {about}:",

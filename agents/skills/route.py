@@ -166,13 +166,18 @@ _RULES: tuple[tuple[str, str], ...] = (
         r"\b(?:interview|starter|discussion|icebreaker|ice-breaker|warm-?up|survey|feedback|"
         r"quiz|reflection|screening|conversation|exit|poll)\s+(?:questions?|prompts?)\b|"
         r"\bfaqs?\b|\bfrequently asked\b|\bquestions? (?:to|that) (?:get|start|spark|open)\b|"
+        r"\bquestions?\s+(?:\w+\s+)?(?:to|i should|we should)\s+ask\b|"
+        r"\bquestions?\s+(?:should|could|can|do)\s+(?:i|we)\s+ask\b|"
         r"\b(?:discussion|talking|conversation) (?:prompts?|starters?)\b",
     ),
     ("title", r"\b(?:title|headline|subject line|name for (?:it|this))\b"),
     ("risks", r"\b(?:risks?|pitfalls?|go wrong|watch out)\b"),
+    # "options for day 2", "what are our options?", "list 3 reminders" (before the checklist)
+    ("options", r"\b(?:options?|alternatives?)\b(?! (?:for|in) the (?:document|doc)\b)"),
+    ("reminders", r"\breminders?\b"),
     (  # "packing list", "what should I bring?", "list of supplies", "what needs doing"
         "checklist",
-        r"\b(?:check ?list|to-?do|todo|to do list|action items|steps|run ?sheet|reminders?)\b|"
+        r"\b(?:check ?list|to-?do|todo|to do list|action items|steps|run ?sheet)\b|"
         r"\b(?:packing|shopping|prep|preparation|kit|supplies|supply|equipment|gear)\s+list\b|"
         r"\blist (?:of )?(?:the )?(?:things|everything|supplies|items|what)\b|"
         r"\bwhat (?:should|do|must|shall) (?:i|we) (?:\w+ )?(?:bring|pack|buy|prepare|prep)\b|"

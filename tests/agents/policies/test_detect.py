@@ -316,3 +316,34 @@ def test_a_value_said_as_a_wish_or_a_correction_is_read(kind, text, slot, value)
 
 def test_should_be_without_a_label_before_it_reads_nothing_as_that_slot():
     assert "topic" not in detected("blog_post", "It should be fixed by Friday.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- Van: Hire-A-Van, £145, booked 08:00-14:00",
+        "Movers: Two Guys, £320 for the day",
+        "- Removal van (quote): £145",
+    ],
+)
+def test_a_price_that_belongs_to_something_else_is_not_the_budget(text):
+    assert "budget" not in detected("project_plan", text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Budget for the move: £900 max.", "GBP 900"),
+        ("We can spend £300 on the whole move.", "GBP 300"),
+        ("- Van: Hire-A-Van, £145\nWe have £500 overall for the move.", "GBP 500"),
+    ],
+)
+def test_an_amount_that_is_the_budget_still_is(text, value):
+    assert detected("project_plan", text)["budget"] == value
+
+
+def test_a_known_place_that_begins_an_organisations_name_is_not_where_the_work_is():
+    assert "location" not in detected("project_plan", "Spring meeting of the Riverside Book Club")
+    assert (
+        detected("project_plan", "Move the office to Riverside by June")["location"] == "Riverside"
+    )
