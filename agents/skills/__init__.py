@@ -16,8 +16,8 @@ The API (what the turn engine and the evaluation call):
   (the small model's) names the task's facts and invents none.
 
 The skills: draft, open_questions, decide_first, next_step, summary, title, rephrase,
-checklist, risks, options, reminders, effort, questions (discussion, interview, feedback,
-FAQ), answer_when / answer_who / answer_where / answer_budget, and
+checklist, risks, options, reminders, effort, share, rate, questions (discussion, interview,
+feedback, FAQ), answer_when / answer_who / answer_where / answer_budget, and
 capabilities (the honest answer to a request none covers). Kinds of task are data files
 (agents/task_templates/*.toml, and _generic.toml for a task of no known kind).
 """
@@ -42,6 +42,7 @@ from agents.skills.grounding import grounded, unknown_values
 from agents.skills.options import options, reminders
 from agents.skills.preferences import acknowledgement
 from agents.skills.prompts import questions
+from agents.skills.rate import rate_total
 from agents.skills.route import Route, clean, route
 from agents.skills.share import share
 from agents.skills.understand import facts_from_context, facts_from_situation
@@ -78,6 +79,7 @@ SKILLS: dict[str, Callable[..., SkillAnswer]] = {
     "preferences": lambda f, count, line, q: SkillAnswer("preferences", acknowledgement(q)),
     "questions": lambda f, count, line, q: questions(f, q, count),
     "share": lambda f, count, line, q: share(f, q) or answer_text(f, q),
+    "rate": lambda f, count, line, q: rate_total(f, q) or share(f, q) or answer_text(f, q),
 }
 
 

@@ -188,6 +188,12 @@ _RULES: tuple[tuple[str, str], ...] = (
         r"\bbudget (?:is )?per \w+|"
         r"(?=.*(?:budget|[€$£]|\bmoney\b|\bspend\b)).*\b(?:cover|covers|afford|enough)\b",
     ),
+    (  # "weekly gross pay at full hours?", "what do 3 nights cost in total?"
+        "rate",
+        r"(?=.*\b(?:pay|wages?|salary|earn|earnings|costs?|price|bill|how much|gross|net)\b)"
+        r"(?=.*\b(?:weekly|monthly|daily|nightly|(?:per|a|each) (?:week|month|day|night)|"
+        r"in total|total)\b)",
+    ),
     (  # "how much per head if all 32 come?", "the Airbnb each?", "target per volunteer?"
         "share",
         r"(?=.*(?:\bhow much\b|\bcost|\btarget\b|\bprice\b|\bpay\b|\bbudget\b|[€$£]|\bspend))"
