@@ -132,7 +132,7 @@ def find_known_places(text: str) -> list[_Found]:
                 ),
                 None,
             )
-            if run is not None and _names_an_organisation(words, run):
+            if run is not None and _names_an_organisation(words, run, text[m.end() :]):
                 break  # "Riverside Book Club", "Boston Rowing Society": a name, not the place
             if run is not None:
                 start = m.start() + len(" ".join(words[: run[0]])) + (1 if run[0] else 0)
@@ -145,49 +145,23 @@ def find_known_places(text: str) -> list[_Found]:
 # The head nouns of organisations' names: a known place that begins such a name ("Riverside
 # Book Club") names the organisation, and says nothing of where the work happens.
 _ORGANISATION_HEADS = frozenset(
-    [
-        "club",
-        "society",
-        "association",
-        "group",
-        "company",
-        "co",
-        "ltd",
-        "inc",
-        "llc",
-        "fc",
-        "school",
-        "college",
-        "university",
-        "academy",
-        "library",
-        "hospital",
-        "clinic",
-        "council",
-        "bank",
-        "trust",
-        "foundation",
-        "federation",
-        "union",
-        "league",
-        "team",
-        "band",
-        "choir",
-        "orchestra",
-        "cafe",
-        "café",
-        "restaurant",
-        "bakery",
-        "studio",
-        "agency",
-        "partners",
-    ]
+    """club society association group company co ltd inc llc fc trust foundation federation
+    union league choir orchestra partners""".split()  # noqa: SIM905 (a word list reads better)
 )
 
 
-def _names_an_organisation(words: Sequence[str], run: tuple[int, str]) -> bool:
+def _names_an_organisation(words: Sequence[str], run: tuple[int, str], rest: str) -> bool:
+    """Whether the name ends in an organisation's head noun, capitalised or not ("Riverside
+    book club 10th birthday")."""
     after = words[run[0] + len(run[1].split()) :]
-    return bool(after) and after[-1].casefold().strip(".") in _ORGANISATION_HEADS
+    if after and after[-1].casefold().strip(".") in _ORGANISATION_HEADS:
+        return True
+    following = re.match(r"\s+([a-z]+)(?:\s+([a-z]+))?", rest)  # "Riverside book club"
+    return (
+        not after
+        and following is not None
+        and any(w in _ORGANISATION_HEADS for w in following.groups() if w)
+    )
 
 
 def find_people(text: str, spec: SlotSpec) -> list[_Found]:

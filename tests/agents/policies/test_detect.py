@@ -344,6 +344,7 @@ def test_an_amount_that_is_the_budget_still_is(text, value):
 
 def test_a_known_place_that_begins_an_organisations_name_is_not_where_the_work_is():
     assert "location" not in detected("project_plan", "Spring meeting of the Riverside Book Club")
+    assert "location" not in detected("project_plan", "Riverside book club 10th birthday")
     assert (
         detected("project_plan", "Move the office to Riverside by June")["location"] == "Riverside"
     )
