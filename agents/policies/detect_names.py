@@ -54,6 +54,9 @@ def find_places(text: str, spec: SlotSpec) -> list[_Found]:
 _NOT_PLACE_TAILS = frozenset(
     [
         "please",
+        "undecided",
+        "tbd",
+        "tbc",
         "today",
         "tomorrow",
         "tonight",

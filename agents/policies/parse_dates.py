@@ -144,22 +144,27 @@ def _dateparser_hits(text: str, today: date) -> list[tuple[str, datetime]]:
 
 _DAY_RANGE = re.compile(
     rf"(?i)\b(?P<d1>[0-3]?\d)(?:st|nd|rd|th)?\s*(?:-|\u2013|to|until)\s*"
-    rf"(?P<d2>[0-3]?\d)(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MONTHS_ALT})\b"
+    rf"(?P<d2>[0-3]?\d)(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MONTHS_ALT})\b\.?"
+    rf"(?:,?\s+(?P<y>(?:19|20)\d\d)\b)?"
     rf"|\b(?P<m2>{_MONTHS_ALT})\.?\s+(?P<d3>[0-3]?\d)(?:st|nd|rd|th)?\s*"
-    rf"(?:-|\u2013|to|until)\s*(?P<d4>[0-3]?\d)(?:st|nd|rd|th)?\b"
+    rf"(?:-|\u2013|to|until)\s*(?P<d4>[0-3]?\d)(?:st|nd|rd|th)?\b(?:,?\s+(?P<y2>(?:19|20)\d\d)\b)?"
 )
 
 
 def _ranges(text: str, today: date) -> list[DateMention]:
-    """ "4-9 May", "Aug 3-5": two days of one month (dateparser reads single dates only)."""
+    """ "4-9 May", "Aug 3-5", "10-13 Sept 2026": two days of one month, in the year given
+    (dateparser reads single dates only)."""
     out = []
     for m in _DAY_RANGE.finditer(text):
         month = m["m"] or m["m2"]
+        year = m["y"] or m["y2"]
+        if year:
+            month = f"{month} {year}"
         first, second = (m["d1"], m["d2"]) if m["m"] else (m["d3"], m["d4"])
         spans = (
             ((m.start("d1"), m.end("d1")), (m.start("d2"), m.end()))
             if m["m"]
-            else ((m.start(), m.end("d3")), (m.start("d4"), m.end("d4")))
+            else ((m.start(), m.end("d3")), (m.start("d4"), m.end()))
         )
         for day, (start, end) in zip((first, second), spans, strict=True):
             when = _parse_phrase(f"{day} {month}", today)

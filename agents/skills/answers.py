@@ -82,7 +82,7 @@ def _kind_checklist(facts: TaskFacts) -> list[str]:
         items.append(f"{_cap(part)}: agree what is needed and who does it")
     if deadline is not None:
         items.append(f"Have everything done by {say(deadline, facts.prefs)}")
-    budget = next(iter(facts.of_type("money")), None)
+    budget = next((v for v in facts.of_type("money") if v.label == "budget"), None)
     if budget is not None:
         items.append(f"Keep the total within {say(budget, facts.prefs)}")
     items += list(generic_kind().checklist)
@@ -118,7 +118,7 @@ def _kind_risks(facts: TaskFacts) -> list[str]:
             if deadline is not None:
                 by = say(deadline, facts.prefs)
                 items.append(f"“{_cap(part)}” is not ready by {by}: agree an owner and a date")
-        budget = next(iter(facts.of_type("money")), None)
+        budget = next((v for v in facts.of_type("money") if v.label == "budget"), None)
         if budget is not None:
             items.append(f"Costs run over the budget of {say(budget, facts.prefs)}")
         items += list(generic_kind().risks)

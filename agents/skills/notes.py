@@ -82,7 +82,9 @@ def _after_values(lines: list[str]) -> int:
 _TODO = re.compile(
     r"\b(?:need|needs|needed|still need|bring|buy|book|order|pack|prepare|prep|print|send|"
     r"check|confirm|collect|arrange|to do|todo|must|wants|asked for|asks for|not sorted|"
-    r"not done|not booked|not paid|back to|hand back|return|returned)\b|\bby \d{1,2}[:.]\d{2}\b"
+    r"not done|not booked|not paid|back to|hand back|returned|"
+    r"return(?!\s+(?:each|tickets?|flights?|fares?|trips?|journey|pp|per)\b))\b|"
+    r"\bby \d{1,2}[:.]\d{2}\b"
 )
 # A note whose label names things to have ready ("Resources: 14 laptops, projector").
 _THINGS = re.compile(

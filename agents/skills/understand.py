@@ -19,6 +19,7 @@ from agents.policies import parse_dates, parse_money, places
 from agents.policies.adapter import request_and_chat, requester_facts, situation_from_context
 from agents.policies.base import Situation, SlotSpec
 from agents.policies.detect_names import find_known_places, find_people, in_people_list
+from agents.policies.detect_words import owned_elsewhere
 from agents.policies.style import preferences
 from agents.policies.templates import TaskTemplate, load_templates
 from agents.skills.facts import MONTHS, OpenValue, TaskFacts, Value
@@ -71,6 +72,9 @@ def _absolute(raw: str, texts: str) -> bool:
         rf"\b{m[1]}-{m[2]}-{m[3]}\b",
         rf"\b0?{day}[/.]0?{int(m[2])}\b",
         rf"\b0?{int(m[2])}[/.]0?{day}\b",
+        # the first day of a range: "10-13 Sept", "Sept 10-13"
+        rf"(?i)\b{day}(?:st|nd|rd|th)?\s*(?:-|\u2013|to|until)\s*\d{{1,2}}(?:st|nd|rd|th)?\s+"
+        rf"(?:of\s+)?{month}",
     ]
     return any(re.search(p, texts) for p in patterns)
 
@@ -174,6 +178,7 @@ def goal_parts(goal: str, *, today: date) -> tuple[str, ...]:
 
 # --- values a free-form task states ---------------------------------------------------------
 
+_BUDGET_SPEC = SlotSpec(name="budget", type="money", aliases=("spend", "spending", "cap"))
 _PEOPLE_SPEC = SlotSpec(name="people", type="person", cues=("with", "for", "and", "by", "from"))
 _BY = re.compile(r"(?i)\b(?:by|before|until|due|deadline)\W+(?:\w+\W+){0,2}$")
 
@@ -194,7 +199,9 @@ def _free_values(texts: Sequence[tuple[str, str]], today: date) -> list[Value]:
             label = "deadline" if by else "date"
             add(Value(label, found.value, "date", source, evidence=" ".join(found.text.split())))
         for found in parse_money.find_money(text):
-            add(Value("budget", found.value, "money", source))
+            # "Budget: £600", "we have £500": the budget; "Van: Hire-A-Van, £145": a cost
+            label = "cost" if owned_elsewhere(text, found.start, _BUDGET_SPEC) else "budget"
+            add(Value(label, found.value, "money", source))
         for found in find_people(text, _PEOPLE_SPEC):
             if found.text != "@" and found.value[:1].isupper():
                 add(Value("people", found.value, "person", source))
@@ -373,6 +380,13 @@ def facts_from_context(
     """``TaskFacts`` for a turn's context: its kind (the task's template, else one its title and
     goal name), read by the policies' situation; ``prefs`` (else the requester's preference
     facts in the context)."""
+    # Earlier requests of an agent ("@Assistant what does it cost each?") are not the task's
+    # notes: the chat the skills quote and list holds what people said to each other.
+    addressed = {
+        _MENTION.sub("", str(m.get("body") or "")).strip()
+        for m in context.get("messages", ())
+        if re.match(r"\s*@[\w.-]+", str(m.get("body") or ""))
+    }
     context = without_mentions(context)
     kind = kind_for(context)
     situation = situation_from_context(context, template_kind=kind.kind if kind else None)
@@ -404,6 +418,7 @@ def facts_from_context(
     said = [
         str(m.get("body") or "")
         for m in context.get("messages", ())
-        if m.get("kind", "human") == "human" and str(m.get("body") or "").strip() != asked
+        if m.get("kind", "human") == "human"
+        and str(m.get("body") or "").strip() not in {asked, *addressed}
     ]
     return assumed_dates(replace(facts, chat=tuple(said)))

@@ -82,3 +82,30 @@ def test_questions_to_ask_someone_come_from_the_notes_and_skip_the_teams_own_dec
     assert "What will you do about “boiler broken twice since October”?" in items[0]
     assert "our ask: a two-year lease" in items[1]
     assert not any("stay at all" in i or "Attendees" in i or "17:00" in i for i in items)
+
+
+def test_a_free_form_tasks_prices_are_costs_not_its_budget_and_a_return_fare_is_no_to_do() -> None:
+    _, text = _answer(
+        "Porto long weekend",
+        "",
+        "@Assistant checklist pls",
+        document=(
+            "Dates: 10-13 Sept 2026\nFlights: Ryanair from Stansted, £89 return each\n"
+            "- day trip to Douro undecided\n"
+        ),
+    )
+    assert "89" not in text  # neither "keep within 89 GBP" nor the fare as a to-do
+    assert "assumed" not in text  # "10-13 Sept 2026" writes the first day out
+    assert "Settle: day trip to Douro undecided" in text
+
+
+def test_an_earlier_request_to_the_agent_is_not_an_open_point_of_the_task() -> None:
+    _, text = _answer(
+        *TRIP,
+        "@Assistant checklist pls",
+        template="travel_plan",
+        document=TRIP_NOTES,
+        chat=("@Assistant what does the boat cost each?", "who books the boat? not decided"),
+    )
+    assert "what does the boat cost" not in text
+    assert "who books the boat? not decided" in text
