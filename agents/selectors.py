@@ -401,6 +401,10 @@ def list_task_suggestions(task: Task, *, status: str | None = None) -> QuerySet[
     return suggestions.filter(status=status) if status else suggestions
 
 
+def list_task_assumptions(task: Task) -> QuerySet[Assumption]:
+    return Assumption.objects.filter(task=task).select_related("agent", "undone_by")
+
+
 def task_plan(*, task: Task) -> dict[str, Any] | None:
     """The task's plan for its panel: the plan, its steps, the lines that are not steps, and
     whom a step can be given to (the task's agents, the workspace's members). None: no plan."""

@@ -5,8 +5,10 @@ platform's routes: one module per area, each with its own router.
 - ``work``: the agents' questions and suggestions on a task;
 - ``agents``: a workspace's agents, and the agents on a task;
 - ``turns``: the agents' turns on a task;
-- ``memory``: the caller's own memory;
-- ``review``: traces, a turn's trace and exports, for owners and staff;
+- ``plans``: a task's shared plan (read it, tick a step, give a step to someone);
+- ``memory`` and ``memory_inbox``: the caller's own memory;
+- ``review`` and ``usage``: traces, a turn's trace, exports and usage, for owners and staff;
+- ``model_profiles``: the models an agent can be given, and the Models page (staff);
 - ``outside``: outside agents and what their programs call (issue 29).
 """
 
@@ -14,7 +16,19 @@ from __future__ import annotations
 
 from ninja import Router
 
-from agents.api import agents, feedback, memory, outside, review, turns, work
+from agents.api import (
+    agents,
+    feedback,
+    memory,
+    memory_inbox,
+    model_profiles,
+    outside,
+    plans,
+    review,
+    turns,
+    usage,
+    work,
+)
 
 # Mounted under /api/tasks.
 TASK_ROUTERS: tuple[Router, ...] = (
@@ -23,18 +37,21 @@ TASK_ROUTERS: tuple[Router, ...] = (
     agents.task_router,
     turns.router,
     review.task_router,
+    plans.router,
 )
 # Mounted under /api/workspaces.
 WORKSPACE_ROUTERS: tuple[Router, ...] = (
     agents.workspace_router,
     review.workspace_router,
+    usage.workspace_router,
     outside.workspace_router,
 )
 # Mounted under /api/review (staff).
-REVIEW_ROUTER: Router = review.site_router
+REVIEW_ROUTERS: tuple[Router, ...] = (review.site_router, usage.site_router)
 # Mounted under /api/memory.
-MEMORY_ROUTER: Router = memory.router
-# Mounted under /api/models: the models an agent can be given.
-MODELS_ROUTER: Router = agents.models_router
+MEMORY_ROUTERS: tuple[Router, ...] = (memory.router, memory_inbox.router)
+# Mounted under /api/models: the models an agent can be given, and the Models page (staff).
+MODELS_ROUTER: Router = model_profiles.router
+
 # Mounted under /api/outside: what an outside agent's program calls.
 OUTSIDE_ROUTER: Router = outside.router

@@ -12,7 +12,7 @@ from ninja import Field, Router, Schema, Status
 
 from agents import profiles, selectors
 from agents.api.turns import TurnOut, turn_out
-from agents.models import Agent, AgentMode, ModelProfile
+from agents.models import Agent, AgentMode
 from agents.schemas import TEXT_MAX
 from agents.services import agent_changes
 from agents.services import agents as agent_services
@@ -24,7 +24,6 @@ from collab.workspaces.selectors import get_membership
 
 workspace_router = Router(tags=["agents"])
 task_router = Router(tags=["agents"])
-models_router = Router(tags=["agents"])  # mounted under /api/models
 
 READ = {400: BadRequest, 401: Error, 404: Error}
 WRITE = {**READ, 403: Error}
@@ -93,13 +92,6 @@ class AskIn(Schema):
         description="What to ask; posted to the chat as yours, the agent mentioned. Empty: the "
         "agent works on the task as it stands.",
     )
-
-
-class ModelOut(Schema):
-    id: int
-    name: str
-    label: str = Field(description="The model in plain words, as on the agents page.")
-    is_default: bool
 
 
 class TaskAgentIn(Schema):
@@ -214,22 +206,3 @@ def ask_agent(
         membership=access.membership, agent=agent, task=access.task, prompt=payload.prompt
     )
     return Status(201, turn_out(turn))
-
-
-@models_router.get(
-    "",
-    response={200: list[ModelOut], 401: Error},
-    summary="List the models an owner can give an agent (site administrators add them)",
-)
-def list_models(request: HttpRequest) -> list[dict[str, Any]]:
-    current_user(request)
-    return [_model(profile) for profile in profiles.user_choices()]
-
-
-def _model(profile: ModelProfile) -> dict[str, Any]:
-    return {
-        "id": profile.pk,
-        "name": profile.name,
-        "label": profiles.describe(profile),
-        "is_default": profile.is_default,
-    }

@@ -106,7 +106,7 @@ def _own_items(user: User) -> Any:
     )
 
 
-def _own_item(user: User, item_id: int) -> MemoryItem:
+def own_item(user: User, item_id: int) -> MemoryItem:
     item = selectors.get_item_for_user(user, item_id)
     if item.scope == Scope.TEAM or item.owner_id != user.pk:
         raise Http404("No such memory.")
@@ -161,7 +161,7 @@ def create_item(request: HttpRequest, payload: NewItemIn) -> Status[MemoryItem]:
 @router.put("/items/{item_id}", response={200: MemoryItemOut, **WRITE}, summary="Edit a memory")
 def edit_item(request: HttpRequest, item_id: PathId, payload: ItemIn) -> MemoryItem:
     user = current_user(request)
-    item = _own_item(user, item_id)
+    item = own_item(user, item_id)
     return services.edit_item(
         user=user,
         item=item,
@@ -177,14 +177,14 @@ def edit_item(request: HttpRequest, item_id: PathId, payload: ItemIn) -> MemoryI
 )
 def pin_item(request: HttpRequest, item_id: PathId, payload: PinIn) -> MemoryItem:
     user = current_user(request)
-    return services.set_pinned(user=user, item=_own_item(user, item_id), pinned=payload.pinned)
+    return services.set_pinned(user=user, item=own_item(user, item_id), pinned=payload.pinned)
 
 
 @router.delete("/items/{item_id}", response={204: None, **WRITE}, summary="Forget a memory")
 def delete_item(request: HttpRequest, item_id: PathId) -> Status[None]:
     """409 when it was already forgotten or replaced."""
     user = current_user(request)
-    services.delete_item(user=user, item=_own_item(user, item_id))
+    services.delete_item(user=user, item=own_item(user, item_id))
     return Status(204, None)
 
 

@@ -127,3 +127,15 @@ class AcceptIn(Schema):
         max_length=TEXT_MAX * 4,
         description="Your edited version of the change; omitted or null accepts it as proposed.",
     )
+
+
+class ProposeIn(Schema):
+    model_config = body_config(
+        {"find": "Venue: TBD", "replace": "Venue: the boathouse", "rationale": "Booked today"}
+    )
+
+    find: StoredText = Field(
+        "", max_length=TEXT_MAX * 4, description="Text of the document to replace; '' appends."
+    )
+    replace: StoredText = Field(max_length=TEXT_MAX * 4, description="What you propose instead.")
+    rationale: StoredText = Field("", max_length=TEXT_MAX)

@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Query, Router
+from ninja import Field, Query, Router, Schema, Status
 
 from agents import selectors
 from agents.api.schemas import (
     AcceptIn,
     AnswerIn,
+    ProposeIn,
     QuestionFilter,
     QuestionOut,
     QuestionPage,
@@ -20,11 +22,13 @@ from agents.api.schemas import (
     SuggestionPage,
     question_out,
     suggestion_out,
+    username,
 )
+from agents.models import Assumption
 from agents.services import questions as question_services
 from agents.services import suggestions as suggestion_services
 from collab.api.auth import current_user
-from collab.api.pagination import cursor_page
+from collab.api.pagination import PageFields, PageQuery, cursor_page
 from collab.api.schemas import BadRequest, Error, PathId
 from collab.tasks.selectors import get_task_access
 
@@ -79,6 +83,28 @@ def list_suggestions(
 
 
 @router.post(
+    "/{task_id}/suggestions",
+    response={201: SuggestionOut, **DECIDE},
+    summary="Propose a change as yourself: a card others accept, edit or reject (owners and "
+    "editors)",
+)
+def propose_suggestion(
+    request: HttpRequest, task_id: PathId, payload: ProposeIn
+) -> Status[dict[str, Any]]:
+    """As the MCP tool `propose_suggestion`. 409 when `find` is not in the live document (read
+    it again)."""
+    access = get_task_access(current_user(request), task_id)
+    proposed = suggestion_services.propose_suggestion(
+        membership=access.membership,
+        task=access.task,
+        find=payload.find,
+        replace=payload.replace,
+        rationale=payload.rationale,
+    )
+    return Status(201, suggestion_out(proposed))
+
+
+@router.post(
     "/{task_id}/suggestions/{suggestion_id}/accept",
     response={200: SuggestionOut, **DECIDE},
     summary="Accept a suggestion, as proposed or with your edited text (owners and editors)",
@@ -112,3 +138,69 @@ def reject_suggestion(
         membership=access.membership, suggestion=suggestion
     )
     return suggestion_out(rejected)
+
+
+# --- Assumptions: a question nobody answered in time, the agent's best guess, and its Undo ---
+
+
+class AssumptionOut(Schema):
+    id: int
+    task_id: int
+    agent_id: int
+    agent: str
+    question_id: int = Field(description="The question it answered itself (open again on Undo).")
+    turn_id: int = Field(description="The turn that went ahead on the guess.")
+    text: str = Field(description="What the agent assumed, as it said in the chat.")
+    status: Assumption.Status
+    undone_by: str | None
+    undone_at: datetime | None
+    created_at: datetime
+
+
+class AssumptionPage(PageFields):
+    assumptions: list[AssumptionOut] = Field(description="Oldest first.")
+
+
+def assumption_out(assumption: Assumption) -> dict[str, Any]:
+    return {
+        "id": assumption.pk,
+        "task_id": assumption.task_id,
+        "agent_id": assumption.agent_id,
+        "agent": assumption.agent.name,
+        "question_id": assumption.question_id,
+        "turn_id": assumption.turn_id,
+        "text": assumption.text,
+        "status": assumption.status,
+        "undone_by": username(assumption.undone_by),
+        "undone_at": assumption.undone_at,
+        "created_at": assumption.created_at,
+    }
+
+
+@router.get(
+    "/{task_id}/assumptions",
+    response={200: AssumptionPage, **READ},
+    summary="List the agents' assumptions on a task (unanswered questions), newest page first",
+)
+def list_assumptions(
+    request: HttpRequest, task_id: PathId, page: Query[PageQuery]
+) -> dict[str, Any]:
+    access = get_task_access(current_user(request), task_id)
+    found = cursor_page(selectors.list_task_assumptions(access.task), page)
+    return {"assumptions": [assumption_out(a) for a in found.rows], **found.fields()}
+
+
+@router.post(
+    "/{task_id}/assumptions/{assumption_id}/undo",
+    response={200: AssumptionOut, **DECIDE},
+    summary="Undo an agent's assumption: the document as before, the question open again "
+    "(owners and editors)",
+)
+def undo_assumption(request: HttpRequest, task_id: PathId, assumption_id: PathId) -> Any:
+    """As the assumption message's Undo button: the document goes back to how it was before
+    that turn (a new edit by you; the history keeps everything) and the question waits for an
+    answer. 409 when it was undone already."""
+    access = get_task_access(current_user(request), task_id)
+    assumption = selectors.get_task_assumption(access, assumption_id)
+    undone = question_services.undo_assumption(membership=access.membership, assumption=assumption)
+    return assumption_out(selectors.get_task_assumption(access, undone.pk))

@@ -16,8 +16,14 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 
 from agents.memory.selectors import visible_items
-from agents.selectors import get_task_question, get_task_suggestion, list_task_suggestions
+from agents.selectors import (
+    get_task_question,
+    get_task_suggestion,
+    get_workspace_agent,
+    list_task_suggestions,
+)
 from agents.services import suggestions as suggestion_services
+from agents.services import turns as turn_services
 from agents.services.questions import answer_question as answer_question_service
 from collab.audit.services import record_event
 from collab.lib.errors import Conflict
@@ -139,6 +145,49 @@ def answer_question(user: User, task_id: int, question_id: int, answer: str) -> 
         raise ToolError(" ".join(exc.messages)) from None
     _audit(user, "answer_question", workspace=access.task.workspace, target=f"task:{task_id}")
     return {"id": question.pk, "status": question.status, "answer": question.answer}
+
+
+def _agent_to_ask(access: Any, agent_id: int | None) -> Any:
+    """The agent named by id (of the caller's workspace), else the task's only agent that can
+    be asked; several (or none) are listed so the client can choose."""
+    if agent_id is not None:
+        try:
+            return get_workspace_agent(access.membership, int(agent_id))
+        except (Http404, ValueError, TypeError):
+            raise ToolError(f"No agent {agent_id} that you can see.") from None
+    askable = [a for a in access.task.agents.order_by("name", "id") if a.is_active and a.ask_button]
+    if len(askable) == 1:
+        return askable[0]
+    names = ", ".join(f"{a.name} (agent_id {a.pk})" for a in askable)
+    raise ToolError(
+        f"Say which agent to ask: {names}." if names else "No agent on this task can be asked."
+    )
+
+
+def ask_question(
+    user: User, task_id: int, question: str, agent_id: int | None = None
+) -> dict[str, Any]:
+    """Ask an agent of the task a question, as its card's Ask button (``ask_agent``): the
+    question goes into the chat as the caller's message mentioning the agent, and the agent's
+    turn answers it there (or asks back a question card, answered with ``answer_question``)."""
+    access = _access(user, task_id)
+    if not str(question).strip():
+        raise ToolError("Write the question first.")
+    agent = _agent_to_ask(access, agent_id)
+    try:
+        turn = turn_services.ask_agent(
+            membership=access.membership, agent=agent, task=access.task, prompt=str(question)
+        )
+    except (PermissionDenied, ValidationError) as exc:
+        raise _refusal(exc, role="ask agents here") from None
+    _audit(user, "ask_question", workspace=access.task.workspace, target=f"task:{task_id}")
+    message_ids = turn.inputs.get("message_ids") or [None]
+    return {
+        "turn_id": turn.pk,
+        "agent": agent.name,
+        "status": turn.status,
+        "message_id": message_ids[0],
+    }
 
 
 def read_my_memory(user: User, query: str = "") -> list[dict[str, Any]]:

@@ -152,7 +152,7 @@ def undo_assumption(*, membership: Membership, assumption: Assumption) -> Assump
             .get(pk=assumption.pk)
         )
         if locked.status != Assumption.Status.ACTIVE:
-            raise ValidationError("This assumption has already been undone.")
+            raise Conflict("This assumption has already been undone.")
         edited = Action.objects.filter(
             turn_id=locked.turn_id, kind=ActionKind.EDIT, status=Action.Status.APPLIED
         ).exists()

@@ -4,7 +4,8 @@ The OpenAPI schema is at /api/openapi.json and an interactive page at /api/docs 
 our own static files, no network needed). See docs/api.md.
 
 Part of the composition root (with settings, urls, asgi, celery): the one place of the API that
-may import ``agents`` (the agents' routes live in the agents/api/ package).
+may import ``agents`` (the agents' routes live in the agents/api/ package, the evaluation
+harness's in agents/evaluation/api.py).
 """
 
 from __future__ import annotations
@@ -40,7 +41,12 @@ for router in agents_api.TASK_ROUTERS:
     api.add_router("/tasks", router)
 for router in agents_api.WORKSPACE_ROUTERS:
     api.add_router("/workspaces", router)
-api.add_router("/memory", agents_api.MEMORY_ROUTER)
-api.add_router("/review", agents_api.REVIEW_ROUTER)
+for router in agents_api.MEMORY_ROUTERS:
+    api.add_router("/memory", router)
+for router in agents_api.REVIEW_ROUTERS:
+    api.add_router("/review", router)
+# The evaluation harness keeps its own routes, named by a string as collab/urls.py names its
+# pages: production code never imports the harness (.importlinter).
+api.add_router("/evaluation", "agents.evaluation.api.router")
 api.add_router("/outside", agents_api.OUTSIDE_ROUTER)
 api.add_router("/models", agents_api.MODELS_ROUTER)

@@ -141,6 +141,20 @@ def remove_workspace_member(
     return Status(204, None)
 
 
+@router.post(
+    "/{workspace_id}/leave",
+    response={204: None, 400: BadRequest, 401: Error, 404: Error},
+    summary="Leave a workspace (any member; the last owner cannot leave)",
+)
+def leave_workspace(request: HttpRequest, workspace_id: PathId) -> Status[None]:
+    """As the members page's Leave button: your open pages and sockets of it close at once,
+    and it is in the audit log. 400 when you are its last owner: make someone else an owner
+    first."""
+    membership = get_membership(current_user(request), workspace_id)
+    services.leave_workspace(membership=membership)
+    return Status(204, None)
+
+
 @router.get(
     "/{workspace_id}/invitations",
     response={200: list[InvitationOut], **OWNERS},

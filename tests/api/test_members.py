@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from collab.audit.models import AuditEvent
 from collab.workspaces.models import Invitation, Membership, Role, Workspace
 from collab.workspaces.services import find_invitation
 from tests import factories
@@ -133,3 +134,22 @@ def test_an_owner_cannot_be_invited_and_bounds_answer_400(
     assert too_many.status_code == 400
     assert "max_uses" in too_many.json()["errors"]
     assert not Invitation.objects.filter(workspace=workspace).exists()
+
+
+def test_a_member_leaves_and_the_last_owner_cannot(
+    workspace: Workspace, alice: User, carol: User, mallory: User, api_as: ApiClientFactory
+) -> None:
+    url = f"/api/workspaces/{workspace.pk}/leave"
+
+    assert api_as(mallory).post(url).status_code == 404
+    left = api_as(carol).post(url)
+    assert left.status_code == 204
+    assert not Membership.objects.filter(workspace=workspace, user=carol).exists()
+    assert AuditEvent.objects.filter(action=AuditEvent.Action.MEMBER_LEFT, actor=carol).exists()
+    assert api_as(carol).post(url).status_code == 404  # no longer a member
+
+    last = api_as(alice).post(url)
+    assert last.status_code == 400
+    assert "at least one owner" in last.json()["detail"]
+    assert Membership.objects.filter(workspace=workspace, user=alice).exists()
+    assert api_as(alice).post("/api/workspaces/0/leave").status_code == 400

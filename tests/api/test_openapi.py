@@ -67,6 +67,31 @@ EXPECTED_OPERATIONS = {
     ("post", "/api/tasks/{task_id}/agents/{agent_id}/ask"),
     ("post", "/api/tasks/{task_id}/edits/{action_id}/undo"),
     ("get", "/api/models"),
+    ("post", "/api/tasks/{task_id}/suggestions"),
+    ("get", "/api/tasks/{task_id}/plan"),
+    ("post", "/api/tasks/{task_id}/plan/steps/{step_id}/tick"),
+    ("post", "/api/tasks/{task_id}/plan/steps/{step_id}/assign"),
+    ("get", "/api/tasks/{task_id}/assumptions"),
+    ("post", "/api/tasks/{task_id}/assumptions/{assumption_id}/undo"),
+    ("put", "/api/memory/items/{item_id}/share"),
+    ("post", "/api/memory/items/{item_id}/everywhere"),
+    ("get", "/api/memory/candidates"),
+    ("post", "/api/memory/candidates/{candidate_id}/accept"),
+    ("post", "/api/memory/candidates/{candidate_id}/reject"),
+    ("post", "/api/memory/forget-everything"),
+    ("post", "/api/workspaces/{workspace_id}/leave"),
+    ("get", "/api/models/site"),
+    ("post", "/api/models"),
+    ("patch", "/api/models/{profile_id}"),
+    ("post", "/api/models/{profile_id}/test"),
+    ("post", "/api/models/{profile_id}/default"),
+    ("get", "/api/workspaces/{workspace_id}/review/usage"),
+    ("get", "/api/review/usage"),
+    ("get", "/api/workspaces/{workspace_id}/review/settings"),
+    ("put", "/api/workspaces/{workspace_id}/review/settings"),
+    ("get", "/api/evaluation/runs"),
+    ("post", "/api/evaluation/runs"),
+    ("get", "/api/evaluation/runs/{run_id}"),
 }
 
 
@@ -131,6 +156,10 @@ def test_operations_that_can_conflict_document_409(db: None) -> None:
         "POST /api/tasks/{task_id}/suggestions/{suggestion_id}/accept",
         "POST /api/tasks/{task_id}/suggestions/{suggestion_id}/reject",
         "PUT /api/tasks/{task_id}/document",
+        "POST /api/tasks/{task_id}/assumptions/{assumption_id}/undo",
+        "POST /api/memory/candidates/{candidate_id}/accept",
+        "POST /api/memory/candidates/{candidate_id}/reject",
+        "PUT /api/memory/items/{item_id}/share",
     }
 
 

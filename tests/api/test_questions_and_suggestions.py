@@ -236,3 +236,24 @@ def test_an_edited_text_that_is_too_long_answers_400(
     response = _post(api_as(alice), url, {"text": "x" * 10_000})
     assert response.status_code == 400
     assert "text" in response.json()["errors"]
+
+
+def test_an_editor_proposes_a_change_that_others_decide(
+    task: Task, bob: User, carol: User, mallory: User, api_as: ApiClientFactory
+) -> None:
+    _write(task, "Venue: TBD\n")
+    url = f"/api/tasks/{task.pk}/suggestions"
+    change = {"find": "TBD", "replace": "the boathouse", "rationale": "Booked today"}
+
+    assert _post(api_as(carol), url, change).status_code == 403
+    assert _post(api_as(mallory), url, change).status_code == 404
+    assert _post(api_as(bob), url, {"find": "TBD"}).status_code == 400
+    gone = _post(api_as(bob), url, {**change, "find": "Dates: TBD"})
+    assert gone.status_code == 409
+    proposed = _post(api_as(bob), url, change)
+
+    assert proposed.status_code == 201, proposed.json()
+    assert (proposed.json()["proposed_by"], proposed.json()["status"]) == ("bob", "proposed")
+    assert _text(task) == "Venue: TBD\n"  # nothing applied before someone accepts it
+    suggestion = Suggestion.objects.get(pk=proposed.json()["id"])
+    assert suggestion.proposed_by == bob

@@ -199,7 +199,7 @@ def accept_candidate(*, user: User, candidate: MemoryCandidate) -> Reconciliatio
     if candidate.owner_id != user.pk:
         raise PermissionDenied("Only the person it is about can accept it.")
     if candidate.decision != MemoryCandidate.Decision.PENDING:
-        raise ValidationError("This suggestion was already decided.")
+        raise Conflict("This suggestion was already decided.")
     lock_owner(user.pk)
     result = reconcile_locked(
         owner_id=user.pk,
@@ -231,7 +231,7 @@ def reject_candidate(*, user: User, candidate: MemoryCandidate) -> MemoryCandida
     if candidate.owner_id != user.pk:
         raise PermissionDenied("Only the person it is about can reject it.")
     if candidate.decision != MemoryCandidate.Decision.PENDING:
-        raise ValidationError("This suggestion was already decided.")
+        raise Conflict("This suggestion was already decided.")
     candidate.decision = MemoryCandidate.Decision.REJECTED
     candidate.decided_at = timezone.now()
     candidate.save(update_fields=["decision", "decided_at"])
