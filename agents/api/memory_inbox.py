@@ -165,3 +165,33 @@ def forget_everything(request: HttpRequest, payload: ForgetEverythingIn) -> dict
     if not form.is_valid():
         raise ValidationError(form.errors.as_data())
     return services.forget_everything(user=current_user(request))
+
+
+class HistoryOut(Schema):
+    id: int
+    action: str = Field(description="`created`, `edited`, `superseded`, `shared`, …")
+    actor: str | None
+    snapshot: dict[str, Any] = Field(description="The item as it was after this change.")
+    note: str
+    created_at: datetime
+
+
+@router.get(
+    "/items/{item_id}/history",
+    response={200: list[HistoryOut], **READ},
+    summary="A memory's history: every change, who made it, oldest first",
+)
+def item_history(request: HttpRequest, item_id: PathId) -> list[dict[str, Any]]:
+    """As the item's page; also for an item that was forgotten or replaced."""
+    user = current_user(request)
+    return [
+        {
+            "id": row.pk,
+            "action": row.action,
+            "actor": row.actor.get_username() if row.actor else None,
+            "snapshot": row.snapshot,
+            "note": row.note,
+            "created_at": row.created_at,
+        }
+        for row in selectors.list_history(own_item(user, item_id))
+    ]

@@ -109,3 +109,21 @@ def test_forget_everything_needs_the_words_and_erases_only_the_callers_memory(
     assert forgotten.json()["candidates"] == 1
     assert not MemoryItem.objects.filter(owner=bob).exists()
     assert MemoryItem.objects.filter(pk=kept.pk).exists()
+
+
+def test_a_person_reads_their_items_history_and_nobody_else_can(
+    bob: User, mallory: User, api_as: ApiClientFactory
+) -> None:
+    item = _remember(bob, "I prefer bullet points")
+    services.set_pinned(user=bob, item=item, pinned=True)
+    url = f"/api/memory/items/{item.pk}/history"
+
+    history = api_as(bob).get(url)
+
+    assert history.status_code == 200
+    assert [(row["action"], row["actor"]) for row in history.json()] == [
+        ("created", "bob"),
+        ("pinned", "bob"),
+    ]
+    assert api_as(mallory).get(url).status_code == 404
+    assert api_as(bob).get("/api/memory/items/0/history").status_code == 400

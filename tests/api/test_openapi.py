@@ -92,6 +92,9 @@ EXPECTED_OPERATIONS = {
     ("get", "/api/evaluation/runs"),
     ("post", "/api/evaluation/runs"),
     ("get", "/api/evaluation/runs/{run_id}"),
+    ("get", "/api/memory/items/{item_id}/history"),
+    ("get", "/api/workspaces/{workspace_id}/audit"),
+    ("get", "/api/audit"),
 }
 
 
