@@ -78,6 +78,30 @@ class Section:
     problems: tuple[Problem, ...] = ()
 
 
+_REVIEWER = re.compile(
+    r"\b(?:review|reviewer|reviews|reviewing|critic|checker|proofreader)\b", re.I
+)
+_CHECKS = re.compile(r"^\s*(?:checks|reviews|verifies|proofreads)\b", re.I)
+
+
+def is_reviewer(*, name: str, instructions: str = "") -> bool:
+    """Whether an agent has the reviewer role on a task: its name says so ("Reviewer",
+    "Budget-Critic") or its instructions start by saying it checks others' work ("Checks a
+    draft against ..."). A rule on what people named and told the agent, never a model's say."""
+    return bool(_REVIEWER.search(name.replace("-", " ").replace("_", " "))) or bool(
+        _CHECKS.search(instructions)
+    )
+
+
+def review_request(*, reviewer: str, number: int, text: str, own_check: str) -> str:
+    """The message a step's agent sends the reviewer (a review hop, ``hops.classify_hop``)."""
+    said = f" My own check: {own_check}." if own_check else ""
+    return (
+        f"@{reviewer} please check step {number}, “{text}”: does my answer above cover it, "
+        f"and what is missing?{said}"
+    )
+
+
 def asks_for_plan(request: str) -> bool:
     """Whether a request asks an agent to split the task into steps ("split this into steps",
     "plan the steps", "who does what?")."""

@@ -37,6 +37,9 @@ def finish(turn: Turn) -> Outcome:
     turn.status, turn.finished_at, turn.lease_expires_at = status, finished_at, None
     transaction.on_commit(lambda: events.turn_changed(turn.pk, turn=turn))
     enqueue_next_turn(agent_id=turn.agent_id, task_id=turn.task_id)
-    if status == TurnStatus.DONE and turn.inputs.get("plan_step"):
-        step_turn_finished(turn=turn)  # its check decides the step; the agent's next starts
+    if status == TurnStatus.DONE and (
+        turn.inputs.get("plan_step") or turn.inputs.get("review_step")
+    ):
+        # its check (or the reviewer's verdict) decides the step; the agent's next starts
+        step_turn_finished(turn=turn)
     return Outcome(status)

@@ -171,6 +171,9 @@ class Episode:
     chat: tuple[tuple[str, str], ...] = ()  # (user id, text) already in the chat
     reply_extra: str = ""
     template_def: TaskTemplate | None = field(default=None, compare=False, repr=False)
+    # A multi-agent episode (issue 30, ``teams.py``): its agents and outcome checks; None for
+    # the one-agent episodes every other mode plays.
+    team: Mapping[str, Any] | None = field(default=None, compare=False)
 
     @property
     def hidden(self) -> dict[str, str]:
@@ -569,6 +572,7 @@ def _parse_v2(
                 chat=tuple((line["user"], line["text"]) for line in e.get("chat", ())),
                 reply_extra=e.get("reply_extra", ""),
                 template_def=template,
+                team=e.get("team"),
             )
         )
     days = [e.date for e in episodes if e.date]

@@ -64,9 +64,16 @@ def _echoed_lines(turn: Turn) -> list[str]:
     return [line for body in bodies for line in body.splitlines()]
 
 
-def agents_addressed(*, turn: Turn, message: Message, asked: bool = False) -> list[dict[str, str]]:
+def agents_addressed(
+    *,
+    turn: Turn,
+    message: Message,
+    asked: bool = False,
+    inputs: dict[str, Any] | None = None,
+) -> list[dict[str, str]]:
     """Called when an action of ``turn`` posts ``message`` (a reply, or a question when
     ``asked``), in that action's transaction: start the turns of the agents it addresses.
+    ``inputs``: what the addressed turns get besides the message (a plan step to review).
     Returns the hops that started, as the message shows them (``hop_payload``). A message that
     names no other agent costs no query."""
     if not {n.lower() for n in MENTION_RE.findall(message.body)} - {turn.agent.name.lower()}:
@@ -91,6 +98,8 @@ def agents_addressed(*, turn: Turn, message: Message, asked: bool = False) -> li
     for agent in targets:
         kind = classify_hop(text=message.body, asked=asked, answering=answering, receiver=agent.pk)
         entry = _entry(turn=turn, to_agent=agent, kind=kind, message=message)
+        if inputs:
+            entry["inputs"] = inputs
         if _hop(chain, entry):
             started.append(hop_payload(kind=kind, to=agent.name))
     return started
@@ -237,7 +246,7 @@ def _start(chain: Chain, entry: dict[str, Any]) -> Turn:
         task=parent.task,
         trigger=Trigger.AGENT,
         requested_by=parent.requested_by,
-        inputs={"message_ids": [entry["message_id"]]},
+        inputs={**entry.get("inputs", {}), "message_ids": [entry["message_id"]]},
         chain=chain,
         parent=parent,
         hop_kind=entry["kind"],

@@ -16,12 +16,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.chains import plan as plan_format
-from agents.models import Agent, Plan, PlanStep, Suggestion, Trigger, Turn, TurnStatus
+from agents.models import Agent, Hop, Plan, PlanStep, Suggestion, Trigger, Turn, TurnStatus
 from agents.outbox import enqueue, events
+from agents.services import chains
+from agents.services.chat import post_agent_message
 from agents.services.edits import edit_document
 from agents.services.turns import start_turn
+from collab.realtime import broadcast
 from collab.tasks import documents
-from collab.tasks.models import Task
+from collab.tasks.models import Message, Task
 from collab.workspaces.models import Membership
 from collab.workspaces.permissions import require_editor, require_same_workspace
 
@@ -104,9 +107,13 @@ def start_steps(*, plan: Plan) -> list[Turn]:
             TurnStatus.CANCELLED,
             TurnStatus.FAILED,
         )
-        if step.status == plan_format.DOING and step.turn is not None and ended:
-            step.status = plan_format.BLOCKED
-            step.note = f"its turn {step.turn.get_status_display().lower()}: a person decides"
+        if step.status != plan_format.DOING or step.turn is None:
+            continue
+        note = f"its turn {step.turn.get_status_display().lower()}: a person decides"
+        if not ended:
+            note = _review_ended(step) if step.turn.status == TurnStatus.DONE else ""
+        if note:
+            step.status, step.note = plan_format.BLOCKED, note
             step.save(update_fields=["status", "note"])
             _reflect(step)
     busy = {s.agent_id for s in steps if s.status == plan_format.DOING and s.agent_id}
@@ -133,8 +140,13 @@ def start_steps(*, plan: Plan) -> list[Turn]:
 
 
 def step_turn_finished(*, turn: Turn) -> PlanStep | None:
-    """A step's turn ended: its check (``turn.context["plan_check"]``, the plan producer's)
-    decides whether the step is done; then the agent's next step starts."""
+    """A step's turn ended. With a reviewer agent on the task (``reviewer_for``), the step
+    goes to it as a review request hop and waits for its verdict; without one, the turn's own
+    check (``turn.context["plan_check"]``, the plan producer's) decides whether the step is
+    done. Then the agent's next step starts. A reviewer's turn checking a step ends here too
+    (``step_reviewed``)."""
+    if turn.inputs.get("review_step"):
+        return step_reviewed(turn=turn)
     step_id = turn.inputs.get("plan_step")
     if not step_id:
         return None
@@ -150,7 +162,12 @@ def step_turn_finished(*, turn: Turn) -> PlanStep | None:
         # the context as ``apply`` stored it (the caller's row was read before)
         stored = Turn.objects.filter(pk=turn.pk).values_list("context", flat=True).first()
         check = (stored or {}).get("plan_check") or {}
-        if check.get("passed"):
+        reviewer = reviewer_for(step)
+        if reviewer is not None and step.note.startswith("waiting for "):
+            return None  # asked already
+        if reviewer is not None:
+            _request_review(step, turn=turn, reviewer=reviewer, own_check=check)
+        elif check.get("passed"):
             _decide_done(step, agent=turn.agent, verification=str(check.get("why", "")))
         else:
             step.status = plan_format.BLOCKED
@@ -163,6 +180,99 @@ def step_turn_finished(*, turn: Turn) -> PlanStep | None:
         start_steps(plan=step.plan)
         transaction.on_commit(lambda: events.plan_changed(step.plan.task_id))
     return step
+
+
+# --- A reviewer's check of a step ---------------------------------------------------------
+
+
+def reviewer_for(step: PlanStep) -> Agent | None:
+    """The task's reviewer-role agent (``plan.is_reviewer``: by its name or instructions),
+    active and answering mentions, other than the step's own agent; the first by name."""
+    agents = Agent.objects.filter(
+        tasks=step.plan.task_id, is_active=True, on_mention=True
+    ).order_by("name", "id")
+    if step.agent_id is not None:
+        agents = agents.exclude(pk=step.agent_id)
+    return next(
+        (a for a in agents if plan_format.is_reviewer(name=a.name, instructions=a.instructions)),
+        None,
+    )
+
+
+def _request_review(
+    step: PlanStep, *, turn: Turn, reviewer: Agent, own_check: dict[str, Any]
+) -> None:
+    """The step's agent asks the reviewer to check the step: a chat message from it that
+    addresses the reviewer, through the hop pipeline (``chains.agents_addressed``: the chain's
+    guards, Stop and a question's pause apply); the step waits, ``doing``, for the verdict."""
+    own = str(own_check.get("why") or "") if own_check else "none ran"
+    body = plan_format.review_request(
+        reviewer=reviewer.name, number=step.index + 1, text=step.text, own_check=own
+    )
+    message = post_agent_message(
+        task_id=step.plan.task_id, author_name=turn.agent.name, body=body, kind=Message.Kind.AGENT
+    )
+    hops = chains.agents_addressed(turn=turn, message=message, inputs={"review_step": step.pk})
+    transaction.on_commit(
+        lambda: broadcast.chat_message(
+            message.pk, message=message, extras={"hops": hops} if hops else None
+        )
+    )
+    started = Hop.objects.filter(message=message, to_turn__isnull=False).exists()
+    step.note = (
+        f"waiting for {reviewer.name}'s check"
+        if started
+        else f"waiting for {reviewer.name}'s check (held: a person lets the chain go on)"
+    )
+    step.verification = ""
+
+
+def step_reviewed(*, turn: Turn) -> PlanStep | None:
+    """A reviewer's turn checking a step ended: its verdict (``turn.context["plan_review"]``,
+    the plan producer's) marks the step done (decided by the reviewer, its check recorded) or
+    blocked with what is missing. Once: a redelivered, reassigned or ticked step is left."""
+    if turn.parent_id is None:
+        return None
+    with transaction.atomic():
+        step = (
+            PlanStep.objects.select_for_update(of=("self",))
+            .select_related("plan__task", "agent")
+            .filter(
+                pk=int(turn.inputs.get("review_step") or 0),
+                turn_id=turn.parent_id,
+                status=plan_format.DOING,
+            )
+            .first()
+        )
+        if step is None:
+            return None
+        stored = Turn.objects.filter(pk=turn.pk).values_list("context", flat=True).first()
+        verdict = (stored or {}).get("plan_review") or {}
+        why = str(verdict.get("why") or "the review gave no verdict: a person checks it")
+        if verdict.get("passed"):
+            _decide_done(step, agent=turn.agent, verification=f"{turn.agent.name}'s check: {why}")
+        else:
+            step.status = plan_format.BLOCKED
+            step.note = f"{turn.agent.name}: {why}"[:300]
+            step.verification = step.note
+        step.save()
+        _reflect(step)
+        start_steps(plan=step.plan)
+        transaction.on_commit(lambda: events.plan_changed(step.plan.task_id))
+    return step
+
+
+def _review_ended(step: PlanStep) -> str:
+    """How the reviewer's turn checking a step ended when it was stopped or failed ("" when
+    it has not, or there is none)."""
+    review = (
+        Turn.objects.filter(parent_id=step.turn_id, inputs__review_step=step.pk)
+        .order_by("-pk")
+        .first()
+    )
+    if review is None or review.status not in (TurnStatus.CANCELLED, TurnStatus.FAILED):
+        return ""
+    return f"the review turn {review.get_status_display().lower()}: a person decides"
 
 
 def _locked_step(membership: Membership, step: PlanStep) -> PlanStep:

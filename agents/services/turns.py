@@ -65,9 +65,11 @@ def start_turn(
         )
         if chain is not None:
             waiting = waiting.filter(Q(chain__isnull=True) | Q(chain=chain))
-        # A plan step is a turn of its own (its inputs name the step the plan producer does):
-        # joined into a queued mention, the step would never be done nor the mention answered.
-        queued = None if trigger == Trigger.PLAN else waiting.order_by("id").first()
+        # A plan step, and a reviewer's check of one, is a turn of its own (its inputs name the
+        # step the plan producer does or checks): joined into a queued mention, the step would
+        # never be decided nor the mention answered.
+        alone = trigger == Trigger.PLAN or "review_step" in inputs
+        queued = None if alone else waiting.order_by("id").first()
         if queued is not None:
             merged = dict(queued.inputs)
             merged["message_ids"] = [*merged.get("message_ids", []), *inputs.get("message_ids", [])]

@@ -21,9 +21,11 @@ from agents.chains import plan as plan_format
 from agents.engine.decide import Decision
 from agents.engine.gather import TurnInput
 from agents.engine.producers import Produced
+from agents.engine.producers.plan_review import review_step
 from agents.models import Agent, PlanStep, Trigger
 from agents.policies.understand import Understanding
 from agents.schemas import DecisionOut
+from agents.services.plans import reviewer_for
 from agents.skills import facts_from_context, grounded, respond, without_request
 from agents.skills.answers import checklist_items
 
@@ -48,11 +50,15 @@ class PlanProducer:
     name = "plan"
 
     def accepts(self, inp: TurnInput) -> bool:
+        if inp.turn.inputs.get("review_step"):
+            return True  # a reviewer's check of a step: deterministic on every install
         if inp.turn.trigger == Trigger.PLAN:
             return inp.profile.is_embedded and bool(inp.turn.inputs.get("plan_step"))
         return inp.turn.trigger in PLAN_TRIGGERS and plan_format.asks_for_plan(_request(inp))
 
     def produce(self, inp: TurnInput, understanding: Understanding, decision: Decision) -> Produced:
+        if inp.turn.inputs.get("review_step"):
+            return review_step(inp)
         if inp.turn.trigger == Trigger.PLAN:
             return self._step(inp)
         return self._plan(inp)
@@ -102,8 +108,16 @@ class PlanProducer:
             why = "none of my skills covers this step: a person, or another agent, should do it"
         else:
             why = "my answer names something the task does not say: a person should check it"
-        context["plan_check"] = {"step": number, "passed": passed, "why": why, "skill": asked.skill}
+        context["plan_check"] = {
+            "step": number,
+            "passed": passed,
+            "why": why,
+            "skill": asked.skill,
+            "answer": answer.text[:4000],  # what a reviewer checks (``skills.review``)
+        }
         verdict = "Done" if passed else "Not done"
+        if step is not None and reviewer_for(step) is not None:
+            verdict = "For the reviewer to check; my own check: " + ("passed" if passed else "not")
         reply = f"Step {number}, “{text}”:\n\n{answer.text}\n\n{verdict} ({why})."
         actions: list[dict[str, Any]] = [{"kind": "reply", "text": reply}]
         # no draft suggestion here: the draft skill rebuilds the whole document, plan lines too
