@@ -173,5 +173,11 @@ def add_chain_metrics(result: Mapping[int, ChainFigures], task_ids: list[int]) -
         result[task_id].chain_interventions += len(answers)
 
 
+def guard_of(notice: str) -> str:
+    """The guard a stop notice names ("guard" when it names none)."""
+    found = _GUARD.match(notice)
+    return found[1] if found else "guard"
+
+
 def loops_stopped(guards_tripped: Counter[str]) -> int:
     return guards_tripped[LOOP_GUARD]

@@ -1,10 +1,14 @@
 """python manage.py collab_eval --scenarios FILE --policy NAME --model PROFILE --out DIR
+python manage.py collab_eval --multi-agent [--scenarios FILE] [--teams team,single] --out DIR
 
 Plays a scenario set with simulated users and writes DIR/report.json, DIR/report.html and
-DIR/events.jsonl (docs/evaluation.md)."""
+DIR/events.jsonl; ``--multi-agent`` plays the team episodes (agents of different roles, the
+shared plan, a looping pair) through the app against one agent and writes
+DIR/multi-agent.json and DIR/multi-agent.jsonl (docs/evaluation.md, "Multi-agent")."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +19,8 @@ from agents.evaluation.offline import ModelUnavailable
 from agents.evaluation.report import headline_table, save_png, write_report
 from agents.evaluation.runner import RunConfig, run_offline, total_episodes
 from agents.evaluation.scenario import ScenarioError, load_scenarios
+from agents.evaluation.teams import CONFIGS as TEAM_CONFIGS
+from agents.evaluation.teams import TEAM_SCENARIOS, team_episodes
 from agents.evaluation.trivial import TRIVIAL_NAMES, trivial_policy
 from agents.evaluation.turn_context import TemplateNotSupported
 from agents.policies import DEFAULT_POLICY, POLICY_NAMES, registered_names
@@ -91,9 +97,24 @@ class Command(BaseCommand):
         parser.add_argument("--user", choices=["scripted", "llm"], default="scripted")
         parser.add_argument("--engine", choices=["offline", "app"], default="offline")
         parser.add_argument("--png", action="store_true", help="also write the plots as PNG")
+        parser.add_argument(
+            "--multi-agent",
+            action="store_true",
+            help="play the team episodes (writer and reviewer, coordinator and workers, a "
+            "looping pair) through the app against one agent; --scenarios defaults to "
+            "scenarios/teams/multi-agent.json",
+        )
+        parser.add_argument(
+            "--teams",
+            default=",".join(TEAM_CONFIGS),
+            help="--multi-agent: the configurations, a comma list of " + ", ".join(TEAM_CONFIGS),
+        )
         parser.add_argument("--out", required=True)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["multi_agent"]:
+            self._multi_agent(options)
+            return
         try:
             scenarios = load_scenarios(options["scenarios"])
         except ScenarioError as exc:
@@ -163,6 +184,51 @@ class Command(BaseCommand):
         if options["table"]:
             self.stdout.write(headline_table(report))
         self.stdout.write(f"Wrote {out_dir / 'report.html'} ({len(run.results)} episodes).")
+
+    def _multi_agent(self, options: dict[str, Any]) -> None:
+        from agents.evaluation import team_metrics
+
+        source = options["scenarios"]
+        path = str(TEAM_SCENARIOS) if source == "default" else source
+        try:
+            scenarios = load_scenarios(path)
+        except ScenarioError as exc:
+            raise CommandError(str(exc)) from exc
+        configs = [c.strip() for c in options["teams"].split(",") if c.strip()]
+        unknown = [c for c in configs if c not in TEAM_CONFIGS]
+        if unknown or not configs:
+            raise CommandError(
+                f"unknown configuration {', '.join(unknown) or options['teams']!r}; choose from "
+                + ", ".join(TEAM_CONFIGS)
+            )
+        episodes = team_episodes(scenarios)
+        if not episodes:
+            raise CommandError(f"{path} has no episode with a 'team'")
+        started = time.monotonic()
+        with tqdm(
+            total=len(episodes) * len(configs),
+            desc="team episodes",
+            unit="ep",
+            file=self.stderr._out,
+            disable=options["verbosity"] == 0,
+        ) as bar:
+            results, events = team_metrics.evaluate(scenarios, configs=configs, progress=bar.update)
+        seconds = time.monotonic() - started
+        out_dir = Path(options["out"])
+        report = team_metrics.write_report(
+            out_dir,
+            results,
+            events,
+            scenarios=scenarios.name,
+            scenarios_origin=scenarios.origin,
+            configs=configs,
+            seconds=round(seconds, 1),
+        )
+        if options["table"]:
+            self.stdout.write(team_metrics.table(report["summaries"]))
+        self.stdout.write(
+            f"Wrote {out_dir / 'multi-agent.json'} ({len(results)} team episodes, {seconds:.1f} s)."
+        )
 
     def _endpoint(self, name: str) -> str:
         from agents.evaluation.chat_models import profile_endpoint
