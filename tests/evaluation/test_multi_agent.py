@@ -5,9 +5,12 @@ callbacks must fire: these tests commit (``transaction=True``)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from io import StringIO
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from agents.evaluation import team_metrics, teams
 from agents.evaluation.scenario import Episode, load_scenarios
@@ -165,3 +168,31 @@ def test_the_summary_divides_by_what_was_counted():
     assert figures["turns_per_success"] == 4.0
     assert figures["success_by_flow"] == {"loop": 0.0, "plan": 1.0}
     assert team_metrics.summarise([replace(rows[0], chains=0, hops=0)])["hops_per_chain"] is None
+
+
+def test_the_command_plays_a_team_file_and_prints_the_table(tmp_path) -> None:
+    data = json.loads(teams.TEAM_SCENARIOS.read_text(encoding="utf-8"))
+    data["episodes"] = [e for e in data["episodes"] if e["id"] == "price-list-loop"]
+    small = tmp_path / "one.json"
+    small.write_text(json.dumps(data), encoding="utf-8")
+    out = StringIO()
+    call_command(
+        "collab_eval",
+        "--multi-agent",
+        "--scenarios",
+        str(small),
+        "--teams",
+        "team,unguarded",
+        "--table",
+        "--out",
+        str(tmp_path / "o"),
+        stdout=out,
+        stderr=StringIO(),
+    )
+    report = json.loads((tmp_path / "o" / "multi-agent.json").read_text(encoding="utf-8"))
+    assert set(report["summaries"]) == {"team", "unguarded"}
+    assert report["summaries"]["team"]["loops_stopped"] == 1  # three agents: the detector
+    assert report["summaries"]["unguarded"]["longest_chain"] > 4
+    assert "| unguarded (counter-example) |" in out.getvalue()
+    with pytest.raises(CommandError, match="unknown configuration"):
+        call_command("collab_eval", "--multi-agent", "--teams", "crowd", "--out", "unused")

@@ -15,6 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from agents.evaluation import team_metrics
 from agents.evaluation.offline import ModelUnavailable
 from agents.evaluation.report import headline_table, save_png, write_report
 from agents.evaluation.runner import RunConfig, run_offline, total_episodes
@@ -186,8 +187,6 @@ class Command(BaseCommand):
         self.stdout.write(f"Wrote {out_dir / 'report.html'} ({len(run.results)} episodes).")
 
     def _multi_agent(self, options: dict[str, Any]) -> None:
-        from agents.evaluation import team_metrics
-
         source = options["scenarios"]
         path = str(TEAM_SCENARIOS) if source == "default" else source
         try:
