@@ -17,7 +17,7 @@ from agents.engine.outcome import Outcome
 from agents.engine.runner import run_turn
 from agents.models import Turn
 from agents.outbox import enqueue
-from agents.services import outside
+from agents.services import outside, remote_tasks
 from agents.services.chains import report_failure
 from agents.services.plans import sync_plan_of
 from agents.services.questions import expire_question
@@ -129,3 +129,23 @@ def deliver_stop_job(self: Any, delivery_id: int) -> bool:
     if sent.done:
         return not sent.error
     raise self.retry(countdown=sent.retry_in, max_retries=outside.MAX_DELIVERY_TRIES)
+
+
+@shared_task(
+    bind=True,
+    name=enqueue.CANCEL_A2A_TASK,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=remote_tasks.MAX_CANCEL_TRIES,
+)
+def cancel_a2a_task_job(self: Any, turn_id: int) -> bool:
+    """A person stopped an A2A agent's turn while its task waited for their answer: cancel
+    that task on the agent's side (``remote_tasks.cancel_waiting_task``), retried with a
+    bounded backoff while the agent cannot be reached. Idempotent."""
+    tried = remote_tasks.cancel_waiting_task(turn_id=turn_id)
+    if tried.done:
+        return not tried.error
+    if self.request.retries >= remote_tasks.MAX_CANCEL_TRIES:
+        log.warning("gave up cancelling the A2A task of turn %s: %s", turn_id, tried.error)
+        return False
+    raise self.retry(countdown=backoff_seconds(self.request.retries))

@@ -427,6 +427,8 @@ LOGGING = {
         "axes": {"level": "WARNING"},
         # The MCP SDK logs every stateless request's session start and end at INFO.
         "mcp": {"level": "WARNING"},
+        # The A2A SDK logs the whole agent card it fetched, at INFO, on every A2A turn.
+        "a2a": {"level": "WARNING"},
         "django.request": {"filters": ["one_line_refusals"]},
     },
 }

@@ -25,6 +25,7 @@ SWEEP = "agents.jobs.sweep_job"
 CHAIN_FAILURE = "agents.jobs.chain_failure_job"
 PLAN_SYNC = "agents.jobs.plan_sync_job"
 DELIVER_STOP = "agents.jobs.deliver_stop_job"
+CANCEL_A2A_TASK = "agents.jobs.cancel_a2a_task_job"
 
 
 def send_job(name: str, *args: Any, countdown: float | None = None) -> bool:

@@ -36,6 +36,10 @@ class A2AFailure(Exception):
     """The A2A agent could not be reached or answered something that is no A2A answer."""
 
 
+class TaskEnded(A2AFailure):
+    """The agent says the task cannot be canceled: it has ended already, or it has none."""
+
+
 @dataclass(frozen=True)
 class Event:
     """One thing the A2A agent sent: its task's ``state`` (and the status message's text),
@@ -221,6 +225,7 @@ class Conversation:
     def cancel(self, task_id: str) -> None:
         """Ask the agent to cancel its task (a person pressed Stop); best effort."""
         from a2a.types import CancelTaskRequest
+        from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
 
         async def cancel() -> None:
             client = await self._connect()
@@ -228,6 +233,10 @@ class Conversation:
 
         try:
             self._submit(cancel()).result(timeout=CALL_TIMEOUT_SECONDS)
+        except (TaskNotCancelableError, TaskNotFoundError) as exc:
+            raise TaskEnded(f"{type(exc).__name__}: {str(exc)[:300]}") from None
+        except A2AFailure:
+            raise
         except Exception as exc:
             raise A2AFailure(f"{type(exc).__name__}: {str(exc)[:300]}") from None
 

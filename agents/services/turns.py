@@ -18,7 +18,7 @@ from agents.chains.hops import delegated_names
 from agents.models import Agent, Chain, Question, Trigger, Turn, TurnStatus
 from agents.outbox import enqueue, events
 from agents.schemas import TEXT_MAX
-from agents.services import outside
+from agents.services import outside, remote_tasks
 from agents.services.agents import join_task
 from agents.services.chat import post_agent_message
 from collab.lib.errors import Conflict
@@ -317,6 +317,7 @@ def _cancel(turn: Turn, who: str) -> Turn:
         transaction.on_commit(partial(events.question_changed, question.pk))
     transaction.on_commit(lambda: events.turn_changed(turn.pk, turn=turn))
     outside.notify_stopped(turn)  # an outside agent's program is told to stop
+    remote_tasks.notify_stopped(turn)  # an A2A task waiting for an answer is canceled
     return turn
 
 

@@ -5,16 +5,25 @@
 
 * ``ask``: asks "Which city?" (input-required); the answer completes the task with a reply
   naming it;
+* ``how long``: the browser test's script. It works, streaming "Looking at the dates", and
+  waits until ``POST /test/release`` (at most ``GATE_SECONDS``) so that the stream can be seen
+  while the task runs; then it replies "Two days, I would say." (an artifact) and asks "Which
+  city?". The answer completes the task with "Noted: <city>." and a suggestion (a data part)
+  appending "- Two days in <city>" to the document;
 * ``draft``: completes with a text artifact and a suggestion (a data part);
 * ``slow``: works ("Thinking") and waits until it is cancelled;
 * ``fail``: fails with "disk full";
 * ``garbage``: completes with a suggestion data part that has no ``replace``;
 * anything else: replies "Echo: <request>", and "memory: <values>" of the data part's memory.
+
+Besides the SDK's own routes (the card, JSON-RPC: ``SendMessage``, ``GetTask``, ``ListTasks``,
+``CancelTask``, …) it has one of the test's: ``POST /test/release`` opens the gate above.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 
 import uvicorn
@@ -32,6 +41,29 @@ from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+GATE_SECONDS = 60.0
+released = asyncio.Event()  # set by POST /test/release; each scripted task waits for it once
+
+
+async def wait_for_release() -> None:
+    with contextlib.suppress(TimeoutError):  # the gate opens by itself in the end
+        await asyncio.wait_for(released.wait(), timeout=GATE_SECONDS)
+    released.clear()
+
+
+async def release(request: Request) -> Response:
+    released.set()
+    return Response(status_code=204)
+
+
+def first_request(task: object) -> str:
+    """The text of the message that started ``task``."""
+    history = getattr(task, "history", [])
+    return "".join(part.text for part in history[0].parts) if history else ""
 
 
 class ScoutExecutor(AgentExecutor):
@@ -51,8 +83,20 @@ class ScoutExecutor(AgentExecutor):
             return new_text_message(words, context_id=task.context_id, task_id=task.id)
 
         if answering:
-            await updater.add_artifact([new_text_part(f"Noted: {text.splitlines()[0]}.")])
+            city = text.splitlines()[0]
+            parts = [new_text_part(f"Noted: {city}.")]
+            if "how long" in first_request(task):
+                line = {"type": "suggestion", "text": "A first line for the plan"}
+                parts.append(
+                    new_data_part({**line, "find": "", "replace": f"- Two days in {city}"})
+                )
+            await updater.add_artifact(parts)
             await updater.complete()
+        elif "how long" in text:
+            await updater.start_work(say("Looking at the dates"))  # type: ignore[arg-type]
+            await wait_for_release()
+            await updater.add_artifact([new_text_part("Two days, I would say.")])
+            await updater.requires_input(say("Which city?"))  # type: ignore[arg-type]
         elif "ask" in text:
             await updater.requires_input(say("Which city?"))  # type: ignore[arg-type]
         elif "draft" in text:
@@ -101,6 +145,7 @@ def app(port: int) -> Starlette:
         agent_executor=ScoutExecutor(), task_store=InMemoryTaskStore(), agent_card=card
     )
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
+    routes.append(Route("/test/release", release, methods=["POST"]))
     return Starlette(routes=routes)
 
 

@@ -4,21 +4,35 @@ server (tests/outside/a2a_agent.py, a subprocess on a free port)."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from celery.exceptions import Retry
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection
 
 from agents.engine.outcome import Outcome
 from agents.engine.runner import run_turn
-from agents.models import Action, OutsideAgent, Question, RemoteTask, Suggestion, Turn
+from agents.jobs import cancel_a2a_task_job
+from agents.models import (
+    Action,
+    OutsideAgent,
+    Question,
+    RemoteTask,
+    Suggestion,
+    Turn,
+    TurnStatus,
+)
+from agents.outbox import enqueue
 from agents.services import outside
 from agents.services import turns as turn_services
 from agents.services.questions import answer_question
@@ -83,6 +97,19 @@ def _mention(workspace: Workspace, user: User, task: Task, body: str) -> Turn:
 def _agent_lines(task: Task) -> list[str]:
     lines = Message.objects.filter(task=task, kind=Message.Kind.AGENT).order_by("id")
     return list(lines.values_list("body", flat=True))
+
+
+def remote_state(card_url: str, task_id: str) -> str:
+    """The task's state on the A2A agent's side, asked with the protocol's own ``GetTask``."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}}
+    request = urllib.request.Request(  # noqa: S310 - the test agent on this machine
+        card_url.replace(CARD_PATH, "/"),
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "A2A-Version": "1.0"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310
+        state = json.loads(answer.read())["result"]["status"]["state"]
+    return str(state).removeprefix("TASK_STATE_").lower().replace("_", "-")
 
 
 def _system_note(task: Task) -> str:
@@ -171,6 +198,116 @@ def test_stop_cancels_the_a2a_task(
     assert outcome == Outcome.CANCELLED
     assert RemoteTask.objects.get(turn=turn).state == "canceled"
     assert _agent_lines(task) == []
+
+
+@pytest.fixture
+def sent_jobs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[Any, ...]]]:
+    """The jobs services send on commit, kept here instead of going to a broker."""
+    sent: list[tuple[str, tuple[Any, ...]]] = []
+    monkeypatch.setattr(enqueue, "send_job", lambda name, *args, **kw: sent.append((name, args)))
+    return sent
+
+
+@pytest.mark.django_db
+def test_stop_while_its_question_waits_for_an_answer_cancels_the_a2a_task(
+    scout: outside.NewOutsideAgent,
+    a2a_agent: str,
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    sent_jobs: list[tuple[str, tuple[Any, ...]]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # given Scout asked its question: the turn waits for a person, its A2A task for input
+    turn = _mention(workspace, bob, task, "@Scout ask me where")
+    assert run_turn(turn_id=turn.pk) == Outcome.WAITING
+    remote = RemoteTask.objects.get(turn=turn)
+    assert remote_state(a2a_agent, remote.task_id) == "input-required"
+
+    # when bob presses Stop
+    with django_capture_on_commit_callbacks(execute=True):
+        turn_services.cancel_turn(membership=factories.membership_of(workspace, bob), turn=turn)
+
+    # then the turn ends cancelled, its question is withdrawn, and the job sent on commit
+    # cancels the A2A task on the agent's side (a redelivered job does nothing more)
+    turn.refresh_from_db()
+    assert turn.status == TurnStatus.CANCELLED
+    assert Question.objects.get(turn=turn).status == Question.Status.WITHDRAWN
+    assert sent_jobs == [(enqueue.CANCEL_A2A_TASK, (turn.pk,))]
+    assert remote_state(a2a_agent, remote.task_id) == "input-required"  # not before the job
+    assert cancel_a2a_task_job(turn.pk) is True
+    assert remote_state(a2a_agent, remote.task_id) == "canceled"
+    assert RemoteTask.objects.get(turn=turn).state == "canceled"
+    assert cancel_a2a_task_job(turn.pk) is True
+    assert _agent_lines(task) == ["Which city?"]
+
+
+@pytest.mark.django_db
+def test_stop_before_an_answer_was_sent_cancels_the_task_it_would_have_continued(
+    scout: outside.NewOutsideAgent,
+    a2a_agent: str,
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    sent_jobs: list[tuple[str, tuple[Any, ...]]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    turn = _mention(workspace, bob, task, "@Scout ask me where")
+    assert run_turn(turn_id=turn.pk) == Outcome.WAITING
+    member = factories.membership_of(workspace, bob)
+    answer_question(membership=member, question=Question.objects.get(turn=turn), answer="Rome")
+    follow_up = Turn.objects.filter(task=task).latest("id")
+    assert follow_up.status == TurnStatus.QUEUED
+
+    # when bob stops the turn that would carry his answer, before a worker sent it
+    with django_capture_on_commit_callbacks(execute=True):
+        turn_services.cancel_turn(membership=member, turn=follow_up)
+
+    assert (enqueue.CANCEL_A2A_TASK, (follow_up.pk,)) in sent_jobs
+    assert cancel_a2a_task_job(follow_up.pk) is True
+    task_id = RemoteTask.objects.get(turn=turn).task_id
+    assert remote_state(a2a_agent, task_id) == "canceled"
+    assert run_turn(turn_id=follow_up.pk) == Outcome.ALREADY_ENDED  # a late job sends nothing
+    assert not RemoteTask.objects.filter(turn=follow_up).exists()
+
+
+@pytest.mark.django_db
+def test_an_unreachable_agent_s_task_is_cancelled_again_later(
+    scout: outside.NewOutsideAgent,
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    sent_jobs: list[tuple[str, tuple[Any, ...]]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    turn = _mention(workspace, bob, task, "@Scout ask me where")
+    assert run_turn(turn_id=turn.pk) == Outcome.WAITING
+    gone = f"http://127.0.0.1:{free_port()}{CARD_PATH}"
+    OutsideAgent.objects.filter(agent=scout.agent).update(a2a_card_url=gone)
+    with django_capture_on_commit_callbacks(execute=True):
+        turn_services.cancel_turn(membership=factories.membership_of(workspace, bob), turn=turn)
+
+    with pytest.raises(Retry):
+        cancel_a2a_task_job(turn.pk)
+    assert RemoteTask.objects.get(turn=turn).state == "input-required"
+
+
+@pytest.mark.django_db
+def test_a2a_turns_leave_no_thread_or_socket_behind(
+    scout: outside.NewOutsideAgent, workspace: Workspace, bob: User, task: Task
+) -> None:
+    """Each turn runs the SDK on an event loop in a thread of its own: both end with it."""
+
+    def running() -> tuple[list[str], int]:
+        return sorted(t.name for t in threading.enumerate()), len(os.listdir("/proc/self/fd"))
+
+    assert run_turn(turn_id=_mention(workspace, bob, task, "@Scout warm up").pk) == Outcome.DONE
+    before = running()
+    for request, outcome in [("hello", Outcome.DONE), ("ask", Outcome.WAITING)] * 3 + [
+        ("fail", Outcome.FAILED)
+    ]:
+        assert run_turn(turn_id=_mention(workspace, bob, task, f"@Scout {request}").pk) == outcome
+    assert running() == before
 
 
 @pytest.mark.django_db

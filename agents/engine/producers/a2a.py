@@ -34,13 +34,14 @@ from agents.engine.lease import lease_expiry, seconds_left, time_budget_seconds
 from agents.engine.producers import Produced, ProducerFailed
 from agents.engine.producers.outside import turn_payload
 from agents.engine.stream import IDLE_TICK_SECONDS, TurnCancelled
-from agents.models import Question, RemoteTask, Turn, TurnStatus
+from agents.models import RemoteTask, Turn, TurnStatus
 from agents.models.outside import outside_of
 from agents.outbox import events, presence
 from agents.policies.understand import Understanding
 from agents.schemas import DecisionOut
 from agents.services import a2a
 from agents.services.actions import validate_action
+from agents.services.remote_tasks import continued_task
 
 DATA_KINDS = {"suggestion": "suggest", "edit": "edit", "note": "note"}
 
@@ -48,17 +49,6 @@ DATA_KINDS = {"suggestion": "suggest", "edit": "edit", "note": "note"}
 def card_url_of(inp: TurnInput) -> str:
     row = outside_of(inp.turn.agent)
     return row.a2a_card_url if row is not None else ""
-
-
-def continued_task(turn: Turn) -> RemoteTask | None:
-    """The A2A task waiting for the answer this turn carries (its question's turn's task)."""
-    question_id = turn.inputs.get("question_id")
-    if not question_id:
-        return None
-    asked = Question.objects.filter(pk=question_id).values_list("turn_id", flat=True).first()
-    if asked is None:
-        return None
-    return RemoteTask.objects.filter(turn_id=asked, state="input-required").first()
 
 
 def message_of(inp: TurnInput, decision: Decision) -> tuple[str, dict[str, Any]]:
@@ -131,8 +121,12 @@ class A2AProducer:
                     task_id=earlier.task_id if earlier else "",
                     context_id=earlier.context_id if earlier else "",
                 )
-                if earlier is not None:
+                if earlier is not None:  # the same task now: a Stop before its first event
                     RemoteTask.objects.filter(pk=earlier.pk).update(state="answered")
+                    remote.task_id, remote.context_id = earlier.task_id, earlier.context_id
+                    RemoteTask.objects.filter(pk=remote.pk).update(
+                        task_id=remote.task_id, context_id=remote.context_id
+                    )
             try:
                 actions = _wait(turn, remote, conversation)
             except ProducerFailed as exc:
