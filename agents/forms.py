@@ -285,6 +285,15 @@ class OutsideAgentForm(forms.Form):
         label="Webhook URL",
         help_text="Where its turns are sent, signed. Empty: the program pulls them instead.",
     )
+    a2a_card_url = forms.CharField(
+        max_length=500,
+        required=False,
+        label="A2A agent card URL",
+        help_text=(
+            "Or an agent that speaks the Agent2Agent protocol: its agent card's URL "
+            "(…/.well-known/agent-card.json). Give this or a webhook URL, not both."
+        ),
+    )
     mode = forms.ChoiceField(
         choices=AgentMode.choices,
         initial=AgentMode.SUGGEST_ONLY,

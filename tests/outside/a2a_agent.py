@@ -24,7 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import subprocess
 import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
 
 import uvicorn
 from a2a.helpers.proto_helpers import (
@@ -46,6 +51,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 GATE_SECONDS = 60.0
+CARD_PATH = "/.well-known/agent-card.json"
+START_SECONDS = 20.0
 released = asyncio.Event()  # set by POST /test/release; each scripted task waits for it once
 
 
@@ -147,6 +154,35 @@ def app(port: int) -> Starlette:
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
     routes.append(Route("/test/release", release, methods=["POST"]))
     return Starlette(routes=routes)
+
+
+@contextlib.contextmanager
+def serving(port: int) -> Iterator[str]:
+    """This agent in a process of its own on ``port``, until the block ends: its card URL."""
+    root = Path(__file__).resolve().parents[2]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.outside.a2a_agent", str(port)],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}{CARD_PATH}"
+    try:
+        deadline = time.monotonic() + START_SECONDS
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the A2A agent exited with {process.returncode}")
+            try:
+                with urllib.request.urlopen(url, timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 if __name__ == "__main__":

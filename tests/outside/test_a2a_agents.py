@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -16,9 +14,9 @@ from typing import Any
 
 import pytest
 from celery.exceptions import Retry
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection
+from django.urls import reverse
 
 from agents.engine.outcome import Outcome
 from agents.engine.runner import run_turn
@@ -43,34 +41,14 @@ from collab.workspaces.models import Workspace
 from tests import factories
 from tests.agents.openai_server import free_port
 from tests.api.conftest import client_with_token, token_for
-
-CARD_PATH = "/.well-known/agent-card.json"
+from tests.outside.a2a_agent import CARD_PATH, serving
 
 
 @pytest.fixture(scope="module")
 def a2a_agent() -> Iterator[str]:
     """The card URL of the SDK-built test agent, running in its own process."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.outside.a2a_agent", str(port)],
-        cwd=settings.BASE_DIR,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}{CARD_PATH}"
-    try:
-        for _ in range(200):
-            if process.poll() is not None:
-                raise RuntimeError(f"the A2A agent exited with {process.returncode}")
-            try:
-                with urllib.request.urlopen(url, timeout=2):
-                    break
-            except OSError:
-                time.sleep(0.1)
+    with serving(free_port()) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.fixture
@@ -387,3 +365,42 @@ def test_an_a2a_agent_is_made_through_the_api(
     )
     assert answer.status_code == 201, answer.content
     assert answer.json()["a2a_card_url"] == a2a_agent
+
+
+def _create_on_the_page(client: Any, workspace: Workspace, **fields: str) -> Any:
+    data = {"outside-name": "Scout", "outside-mode": "suggest_only"}
+    data.update({f"outside-{k}": v for k, v in fields.items()})
+    return client.post(reverse("agents:create_outside", args=[workspace.pk]), data)
+
+
+@pytest.mark.django_db
+def test_an_owner_makes_an_a2a_agent_on_the_agents_page(
+    a2a_agent: str, as_user: Any, alice: User, workspace: Workspace
+) -> None:
+    response = _create_on_the_page(as_user(alice), workspace, a2a_card_url=a2a_agent)
+
+    assert response.status_code == 200
+    row = OutsideAgent.objects.select_related("agent").get()
+    assert (row.agent.name, row.a2a_card_url, row.webhook_url) == ("Scout", a2a_agent, "")
+    page = response.content.decode()
+    assert "Collab sends its turns to the A2A agent whose card is at" in page
+    assert 'data-testid="outside-token"' not in page  # nothing to copy: A2A uses neither
+
+
+@pytest.mark.django_db
+def test_a_card_url_with_no_card_is_refused_on_the_page_with_its_reason(
+    a2a_agent: str, as_user: Any, alice: User, workspace: Workspace
+) -> None:
+    not_a_card = a2a_agent.replace(CARD_PATH, "/nothing-here")
+    client = as_user(alice)
+
+    response = _create_on_the_page(client, workspace, a2a_card_url=not_a_card)
+    both = _create_on_the_page(
+        client, workspace, a2a_card_url=a2a_agent, webhook_url="http://127.0.0.1:9/hook"
+    )
+
+    assert response.status_code == 400
+    assert "No A2A agent card at" in response.content.decode()
+    assert both.status_code == 400
+    assert "not both" in both.content.decode()
+    assert not OutsideAgent.objects.exists()
