@@ -93,6 +93,8 @@ def store_decision(
             Action.objects.bulk_create(actions)
     if updated:
         turn.decision = stored
+        for name, value in fields.items():  # what the card shows next ("answered by …")
+            setattr(turn, name, value)
         if call is not None:
             turn.tokens_in, turn.tokens_out, turn.cost = (
                 values["tokens_in"],

@@ -127,6 +127,10 @@ def test_an_a2a_agent_streams_asks_suggests_and_obeys_stop_in_the_browser(
     question = alice.locator(".question-card.status-open")
     expect(question).to_contain_text("Which city?")
     assert a2a_agent.state_of("how long", "input-required") == "input-required"
+    scout_card = alice.locator("#agent-cards [data-agent=Scout]")
+    expect(scout_card.get_by_test_id("answered-by")).to_have_text(
+        "answered by A2A agent (127.0.0.1)"
+    )
     question.get_by_label("Answer to Scout").fill("Lisbon")
     question.get_by_role("button", name="Answer").click()
 

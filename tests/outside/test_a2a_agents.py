@@ -35,6 +35,7 @@ from agents.services import outside
 from agents.services import turns as turn_services
 from agents.services.questions import answer_question
 from agents.services.suggestions import accept_suggestion
+from collab.realtime import broadcast
 from collab.tasks import services as task_services
 from collab.tasks.models import Message, Task
 from collab.workspaces.models import Workspace
@@ -109,6 +110,45 @@ def test_a_mentioned_a2a_agent_answers_in_the_chat(
     turn.refresh_from_db()
     assert turn.model_label == "A2A agent (127.0.0.1)"
     assert RemoteTask.objects.get(turn=turn).state == "completed"
+
+
+@pytest.mark.django_db
+def test_a_turn_does_not_log_the_agent_card(
+    scout: outside.NewOutsideAgent,
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The SDK's card resolver logs the whole card at INFO: its logger is at WARNING."""
+    turn = _mention(workspace, bob, task, "@Scout hello there")
+
+    assert run_turn(turn_id=turn.pk) == Outcome.DONE
+
+    assert [r.getMessage()[:80] for r in caplog.records if r.name.startswith("a2a")] == []
+
+
+@pytest.mark.django_db
+def test_the_live_card_says_the_a2a_agent_answered_not_the_site_s_model(
+    scout: outside.NewOutsideAgent,
+    workspace: Workspace,
+    bob: User,
+    task: Task,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    cards: list[str] = []
+    monkeypatch.setattr(
+        broadcast, "agent_event", lambda task_id, **sent: cards.append(sent["html"])
+    )
+    turn = _mention(workspace, bob, task, "@Scout ask me where")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert run_turn(turn_id=turn.pk) == Outcome.WAITING
+
+    waiting = next(html for html in cards if 'data-status="waiting"' in html)
+    assert "answered by A2A agent (127.0.0.1)" in waiting
+    assert "small model on this server" not in waiting
 
 
 @pytest.mark.django_db
