@@ -29,7 +29,7 @@ from django.db import connection
 from pycrdt import TransactionEvent, merge_updates
 
 from collab.lib import ytext, yupdate
-from collab.realtime import relay, yprotocol
+from collab.realtime import fanout, relay, yprotocol
 from collab.realtime.awareness import Awareness
 from collab.realtime.yprotocol import AwarenessEntry
 from collab.tasks import documents
@@ -140,6 +140,11 @@ class Room:
         self.held: list[bytes] = []
         # The state vector of the latest committed batch: what acknowledgements carry.
         self.durable_state: bytes | None = None
+        # What this turn of the event loop will send the sockets (collab/realtime/fanout.py):
+        # updates in order, awareness by Yjs client id (the latest state wins).
+        self._out_updates: list[fanout.OutgoingUpdate] = []
+        self._out_presence: dict[int, fanout.OutgoingPresence] = {}
+        self._broadcast_due = False
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -172,7 +177,7 @@ class Room:
             state.ack_later.cancel()
         gone = self.awareness.forget(peer)
         if gone:
-            await self._share_awareness(gone, exclude=None)
+            self._share_awareness(gone)
         if not self.peers:
             self.unload_when_idle()
 
@@ -258,32 +263,88 @@ class Room:
         if not changes:
             return
         update = changes[0] if len(changes) == 1 else merge_updates(*changes)
-        await self._fan_out(yprotocol.sync_update(update), exclude=peer)
+        self._queue_update(fanout.OutgoingUpdate(update, author=peer, relay=True))
         self.pending.append(_Pending(update, peer, peer.user_id, peer.label))
         self.typed_at = time.monotonic()
         if self.unversioned_since is None:
             self.unversioned_since = self.typed_at
-        self.manager.relay.publish_update(self.document_id, update)
         self._schedule_flush()
 
     async def _receive_awareness(self, peer: Peer, entries: tuple[AwarenessEntry, ...]) -> None:
         if peer not in self.peers:
             return
-        accepted = self.awareness.receive(peer, entries)
-        if accepted:
-            # Echoed to the sender too, as y-websocket's server does: it keeps the socket alive
-            # (with the sender's own clocks: see Awareness.stamped).
-            await self._share_awareness(accepted, exclude=peer)
-            await self._send(peer, yprotocol.awareness(yprotocol.encode_awareness_update(accepted)))
-            self.manager.relay.publish_awareness(
-                self.document_id, yprotocol.encode_awareness_update(accepted)
-            )
+        # Echoed to the sender too, as y-websocket's server does: it keeps the socket alive
+        # (with the sender's own clocks: see Awareness.stamped).
+        for entry in self.awareness.receive(peer, entries):
+            self._queue_presence(fanout.OutgoingPresence(entry, origin=peer, relay=True))
 
-    async def _share_awareness(self, entries: list[AwarenessEntry], exclude: Peer | None) -> None:
-        stamped = self.awareness.stamped(entries)
-        await self._fan_out(
-            yprotocol.awareness(yprotocol.encode_awareness_update(stamped)), exclude=exclude
-        )
+    def _share_awareness(self, entries: list[AwarenessEntry]) -> None:
+        for entry in entries:
+            self._queue_presence(fanout.OutgoingPresence(entry, origin=None, relay=False))
+
+    # --- what the sockets are sent, once per turn of the event loop (fanout.py) -------------
+
+    def _queue_update(self, item: fanout.OutgoingUpdate) -> None:
+        self._out_updates.append(item)
+        self._broadcast_soon()
+
+    def _queue_presence(self, item: fanout.OutgoingPresence) -> None:
+        self._out_presence.pop(item.entry.client_id, None)  # keeps the order of arrival
+        self._out_presence[item.entry.client_id] = item
+        self._broadcast_soon()
+
+    def _broadcast_soon(self) -> None:
+        if not self._broadcast_due:
+            self._broadcast_due = True
+            self.manager.schedule_broadcast(self)
+
+    async def broadcast(self) -> None:
+        """Send what this turn changed: updates first (a cursor names their items), then
+        presence; publish this process's part to the relay."""
+        self._broadcast_due = False
+        updates, self._out_updates = self._out_updates, []
+        presence, self._out_presence = self._out_presence, {}
+        cap = min(fanout.MERGE_MAX_BYTES, settings.WEBSOCKET_MAX_MESSAGE_BYTES - 16)
+        for chunk in fanout.chunks(updates, cap) if updates else ():
+            await self._broadcast_updates(chunk)
+        if presence:
+            await self._broadcast_presence(list(presence.values()))
+
+    async def _broadcast_updates(self, chunk: list[fanout.OutgoingUpdate]) -> None:
+        everyone = fanout.merged([item.update for item in chunk])
+        own = [item.update for item in chunk if item.relay]
+        if own:
+            relayed = everyone if len(own) == len(chunk) else fanout.merged(own)
+            self.manager.relay.publish_update(self.document_id, relayed)
+        authors = {item.author for item in chunk if item.author is not None}
+        frame = yprotocol.sync_update(everyone)
+        for peer in list(self.peers):
+            if peer not in authors:
+                await self._send(peer, frame)
+                continue
+            others = [item.update for item in chunk if item.author is not peer]
+            if others:
+                await self._send(peer, yprotocol.sync_update(fanout.merged(others)))
+
+    async def _broadcast_presence(self, items: list[fanout.OutgoingPresence]) -> None:
+        own = [item.entry for item in items if item.relay]
+        if own:
+            self.manager.relay.publish_awareness(
+                self.document_id, yprotocol.encode_awareness_update(own)
+            )
+        stamped = self.awareness.stamped([item.entry for item in items])
+        origins = {item.origin for item in items if item.origin is not None}
+        frame = yprotocol.awareness(yprotocol.encode_awareness_update(stamped))
+        for peer in list(self.peers):
+            if peer not in origins:
+                await self._send(peer, frame)
+                continue
+            # The sender's own entries keep its clocks (see Awareness.stamped).
+            mine = [
+                item.entry if item.origin is peer else entry
+                for item, entry in zip(items, stamped, strict=True)
+            ]
+            await self._send(peer, yprotocol.awareness(yprotocol.encode_awareness_update(mine)))
 
     # --- updates from elsewhere (relay, services, the log) -----------------------------------
 
@@ -311,7 +372,7 @@ class Room:
         if not changes:
             return False
         merged = changes[0] if len(changes) == 1 else merge_updates(*changes)
-        await self._fan_out(yprotocol.sync_update(merged), exclude=None)
+        self._queue_update(fanout.OutgoingUpdate(merged, author=None, relay=False))
         self.text_dirty = True
         self._schedule_flush()
         return True
@@ -334,7 +395,7 @@ class Room:
             return
         accepted = self.awareness.receive_remote(entries)
         if accepted:
-            await self._share_awareness(accepted, exclude=None)
+            self._share_awareness(accepted)
 
     async def apply_rows(self, snapshot: bytes | None, rows: list[tuple[int, bytes]]) -> None:
         if snapshot:
@@ -519,11 +580,6 @@ class Room:
         with contextlib.suppress(Exception):
             await peer.close_socket(CLOSE_CANNOT_SYNC)
 
-    async def _fan_out(self, data: bytes, *, exclude: Peer | None) -> None:
-        for peer in list(self.peers):
-            if peer is not exclude:
-                await self._send(peer, data)
-
     async def version_if_paused(self, now: float) -> None:
         """Record a version of what people typed here once they pause (or have typed for
         DOCUMENT_VERSION_INTERVAL without one), after it is flushed; the store records nothing
@@ -552,7 +608,7 @@ class Room:
                 await self._send(peer, ping)
         gone = self.awareness.expire(now)
         if gone:
-            await self._share_awareness(gone, exclude=None)
+            self._share_awareness(gone)
 
 
 def _merge_by_author(batch: list[_Pending]) -> list[documents.PendingUpdate]:
@@ -587,12 +643,33 @@ class RoomManager:
         self._ticker: asyncio.Task[None] | None = None
         self._closing = False
         self._tasks: set[asyncio.Future[None]] = set()
+        # Rooms with something to send this turn, and the task that sends it (one per turn).
+        self._broadcasting: list[Room] = []
+        self._broadcast_due = False
 
     def spawn(self, work: Awaitable[None]) -> None:
         """Run ``work`` on the loop, keeping a reference until it ends."""
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def schedule_broadcast(self, room: Room) -> None:
+        """Have ``room`` send what it queued once the frames of this turn of the event loop
+        are all applied: a task created now runs on the loop's next turn, after every
+        consumer woken by this turn's reads (collab/realtime/fanout.py)."""
+        self._broadcasting.append(room)
+        if not self._broadcast_due:
+            self._broadcast_due = True
+            self.spawn(self._broadcast())
+
+    async def _broadcast(self) -> None:
+        rooms, self._broadcasting = self._broadcasting, []
+        self._broadcast_due = False
+        for room in rooms:
+            try:
+                await room.broadcast()
+            except Exception:
+                log.exception("could not send the changes of document %s", room.document_id)
 
     # --- one ticker per process: keep-alive of every socket, catch-up of every room ---------
 
