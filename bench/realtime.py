@@ -34,6 +34,7 @@ autobahn, Daphne's queue and a Channels consumer before the pycrdt room applies 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -87,6 +88,7 @@ class ProcessSampler:
 
     def __enter__(self) -> ProcessSampler:
         self.cpu_start = self.cpu_seconds()
+        self.rss_before_mb = self._rss_mb()
         self.wall_start = time.monotonic()
         self._thread.start()
         return self
@@ -147,6 +149,9 @@ def py_spy_to_profile(raw: Path, out: Path, process_cpu: float) -> None:
     )
 
 
+_ID_BASES = itertools.count(1, 10_000_000)
+
+
 def run_load(
     workdir: Path,
     config: dict[str, Any],
@@ -159,6 +164,9 @@ def run_load(
     bench/_sampler.py) to sample the measured window only; with ``py_spy``, record the window
     with py-spy into that file (bench/_sampler.py's format)."""
     path = workdir / f"load-{os.getpid()}.json"
+    # Every load's edit tokens are new: loads that reuse a document must not count the tokens
+    # an earlier load left in it as duplicates.
+    config = {**config, "idBase": next(_ID_BASES)}
     path.write_text(json.dumps(config))
     with ProcessSampler(pid) as sampler:
         node = subprocess.Popen(
@@ -195,9 +203,118 @@ def run_load(
     measured_cpu = window[-1] - window[0] if len(window) == 2 else None
     if py_spy is not None and measured_cpu:
         py_spy_to_profile(py_spy.with_suffix(".raw"), py_spy, measured_cpu)
-    figures["cpu_us_per_edit"] = 1e6 * measured_cpu / figures["edits"] if measured_cpu else None
+    edits = figures["edits"]
+    figures["cpu_us_per_edit"] = 1e6 * measured_cpu / edits if measured_cpu and edits else None
     figures["peak_rss_mb"] = sampler.peak_rss_mb
+    figures["rss_before_mb"] = sampler.rss_before_mb
     return figures
+
+
+# Capacity (--capacity): edits per second per client, doubled until the p99 passes 50 ms.
+CAPACITY_RATES = (1, 2, 4, 8, 16, 32)
+CAPACITY_P99_MS = 50.0
+
+
+def capacity(workdir: Path, targets: list[dict[str, Any]], pid: int, clients: int) -> list[str]:
+    """The 100 x 3 load at rising rates: the highest edits/s whose p99 stays under 50 ms
+    with nothing dropped (one web process; the load generator shares the machine)."""
+    lines = []
+    best = None
+    for rate in CAPACITY_RATES:
+        figures = run_load(
+            workdir,
+            {
+                **{"warmup": 2, "drain": 2, "duration": 5},
+                **{"clientsPerDoc": clients, "writersPerDoc": clients, "rate": rate},
+                "targets": targets,
+            },
+            pid,
+        )
+        per_second = figures["edits"] / figures["measuredSeconds"]
+        ok = (figures["p99"] or 1e9) <= CAPACITY_P99_MS and not figures["drops"]
+        lines.append(
+            f"    {rate:>2} edit/s per client: {per_second:6.0f} edits/s, p50 "
+            f"{figures['p50'] or 0:6.2f} ms, p99 {figures['p99'] or 0:7.2f} ms, dropped "
+            f"{figures['drops']}, duplicated {figures['duplicates']}, server CPU "
+            f"{figures['cpu_percent']:.0f} %"
+        )
+        if not ok:
+            break
+        best = per_second
+    verdict = "none" if best is None else f"{best:.0f} edits/s"
+    lines.insert(0, f"  capacity (p99 <= {CAPACITY_P99_MS:.0f} ms, no drops): {verdict}")
+    return lines
+
+
+def idle_memory(workdir: Path, per_doc: int, start: Any) -> dict[str, float]:
+    """A fresh server (``start()`` returns ``(pid, stop, targets)``) holding ``per_doc`` idle
+    sockets on each of its ``targets``: its RSS before and at the peak, and kB per socket."""
+    pid, stop, targets = start()
+    try:
+        time.sleep(1.0)
+        figures = run_load(
+            workdir,
+            {
+                **{"warmup": 1, "drain": 0, "duration": 4, "connectBatch": 50},
+                **{"clientsPerDoc": per_doc, "writersPerDoc": 0, "rate": 1},
+                "targets": targets,
+            },
+            pid,
+        )
+    finally:
+        stop()
+    sockets = figures["clients"] - figures["unsynced"]
+    grown = figures["peak_rss_mb"] - figures["rss_before_mb"]
+    return {
+        "sockets": sockets,
+        "unsynced": figures["unsynced"],
+        "connect_s": figures["connectSeconds"],
+        "before": figures["rss_before_mb"],
+        "peak": figures["peak_rss_mb"],
+        "per_socket_kb": 1024 * grown / max(sockets, 1),
+    }
+
+
+def print_memory(label: str, figures: dict[str, float]) -> None:
+    print(
+        f"    {label}: {figures['sockets']:.0f} synced ({figures['unsynced']:.0f} not) in "
+        f"{figures['connect_s']:.1f} s; RSS {figures['before']:.0f} -> {figures['peak']:.0f} MB, "
+        f"{figures['per_socket_kb']:.0f} kB each"
+    )
+
+
+def cold_large(workdir: Path, target: dict[str, Any], pid: int, chars: int) -> dict[str, Any]:
+    """A large document typed over the socket (1,000 updates), then joined by new clients one
+    at a time: open -> whole document received (a cold load for Collab, whose room unloads
+    between joins; the reference keeps every document in memory)."""
+    config = {
+        "mode": "coldload",
+        "targets": [target],
+        **{"updates": 1000, "chunkChars": chars // 1000, "settle": 3, "unloadWait": 4},
+        **{"loads": 5, "pause": 4, "duration": 0, "warmup": 0, "drain": 0},
+    }
+    path = workdir / f"cold-{os.getpid()}.json"
+    path.write_text(json.dumps(config))
+    done = subprocess.run(
+        ["node", "realtime_load.mjs", path.name],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"cold load failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def print_cold(label: str, figures: dict[str, Any]) -> None:
+    times = sorted(figures["times"])
+    print(
+        f"    {label}: {figures['received']:,} of {figures['written']:,} chars received; "
+        f"open -> synced first {figures['times'][0]:.0f} ms, p50 {times[len(times) // 2]:.0f} ms, "
+        f"max {times[-1]:.0f} ms"
+    )
 
 
 def print_load(title: str, figures: dict[str, Any]) -> None:
@@ -266,6 +383,13 @@ def main() -> None:
         help="record Collab's measured 100 x 3 window with py-spy and print where its CPU goes",
     )
     parser.add_argument(
+        "--capacity",
+        action="store_true",
+        help="also: edits/s before p99 passes 50 ms, idle sockets and memory, a large cold load",
+    )
+    parser.add_argument("--idle-sockets", type=int, default=2000)
+    parser.add_argument("--large-chars", type=int, default=800_000)
+    parser.add_argument(
         "--loop-lag",
         action="store_true",
         help="run Collab under bench/_looplag.py and print its worst event-loop stalls",
@@ -279,7 +403,9 @@ def main() -> None:
             if not redis_available():
                 raise SystemExit(f"--redis needs Redis at {TEST_REDIS_URL}")
             redis_url = TEST_REDIS_URL
-        settings = dict(item.split("=", 1) for item in args.set)
+        # Rooms unload 2 s after their last socket, so the large document's joins are cold.
+        settings = {"DOCUMENT_ROOM_IDLE_SECONDS": "2"} if args.capacity else {}
+        settings.update(item.split("=", 1) for item in args.set)
         site = LiveSite(
             Path(tmp) / "site", redis_url=redis_url, settings={"LOG_LEVEL": "ERROR", **settings}
         )
@@ -351,6 +477,8 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
         server.process.pid,
     )
     print_load(fan_title, ours_fan)
+    if args.capacity:
+        collab_capacity(site, server, workdir, args, task_ids, headers)
     server.stop()
     if args.profile:
         from bench import _sampler
@@ -394,9 +522,18 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
             workdir, {**fanout, "targets": [{"url": f"{base}/bench-fanout"}]}, reference.pid
         )
         print_load(fan_title, theirs_fan)
+        if args.capacity:
+            steady_targets = [{"url": f"{base}/bench-{t}"} for t in task_ids]
+            print("\n".join(capacity(workdir, steady_targets, reference.pid, args.clients)))
+            print_cold(
+                f"large document ({args.large_chars:,} chars, 1,000 updates)",
+                cold_large(workdir, {"url": f"{base}/bench-cold"}, reference.pid, args.large_chars),
+            )
     finally:
         reference.terminate()
         reference.wait(10)
+    if args.capacity:
+        reference_memory(workdir, args)
 
     after = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"\n  (load average now {after})")
@@ -410,6 +547,79 @@ def bench(site: LiveSite, workdir: Path, args: argparse.Namespace) -> None:
         f"  {fan_title}: p50 {ratio(ours_fan['p50'], theirs_fan['p50'])}, "
         f"p99 {ratio(ours_fan['p99'], theirs_fan['p99'])}"
     )
+
+
+def collab_capacity(
+    site: LiveSite,
+    server: Any,
+    workdir: Path,
+    args: argparse.Namespace,
+    task_ids: list[int],
+    headers: dict[str, str],
+) -> None:
+    steady_targets = [{"url": server.url(t), "headers": headers} for t in task_ids]
+    print("\n".join(capacity(workdir, steady_targets, server.process.pid, args.clients)))
+    cold_task = json.loads(site.manage("tasks", "1"))[0]
+    print_cold(
+        f"large document ({args.large_chars:,} chars, 1,000 updates)",
+        cold_large(
+            workdir,
+            {"url": server.url(cold_task), "headers": headers},
+            server.process.pid,
+            args.large_chars,
+        ),
+    )
+    server.stop()
+    per_doc = max(1, args.idle_sockets // len(task_ids))
+    doc_ids = json.loads(site.manage("tasks", "400"))
+
+    def starter(ids: list[int]) -> Any:
+        def start() -> tuple[int, Any, list[dict[str, Any]]]:
+            fresh = site.start()
+            targets = [{"url": fresh.url(t), "headers": headers} for t in ids]
+            return fresh.process.pid, fresh.stop, targets
+
+        return start
+
+    print("  memory (a fresh process each):")
+    idle = idle_memory(workdir, per_doc, starter(task_ids))
+    print_memory(f"{len(task_ids) * per_doc} idle sockets on {len(task_ids)} documents", idle)
+    docs = idle_memory(workdir, 1, starter(doc_ids))
+    print_memory("400 documents loaded, one socket each", docs)
+
+
+def reference_memory(workdir: Path, args: argparse.Namespace) -> None:
+    port = free_port()
+    base = f"ws://127.0.0.1:{port}"
+
+    def starter(targets: list[dict[str, Any]]) -> Any:
+        return lambda: start(targets)
+
+    def start(targets: list[dict[str, Any]]) -> tuple[int, Any, list[dict[str, Any]]]:
+        process = subprocess.Popen(
+            ["node", "node_modules/@y/websocket-server/src/server.js"],
+            cwd=workdir,
+            env={**os.environ, "HOST": "127.0.0.1", "PORT": str(port)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(1.0)
+
+        def stop() -> None:
+            process.terminate()
+            process.wait(10)
+
+        return process.pid, stop, targets
+
+    print("  memory (a fresh process each):")
+    rooms = [{"url": f"{base}/idle-{i}"} for i in range(100)]
+    per_doc = max(1, args.idle_sockets // 100)
+    print_memory(
+        f"{100 * per_doc} idle sockets on 100 documents",
+        idle_memory(workdir, per_doc, starter(rooms)),
+    )
+    docs = [{"url": f"{base}/docs-{i}"} for i in range(400)]
+    print_memory("400 documents loaded, one socket each", idle_memory(workdir, 1, starter(docs)))
 
 
 if __name__ == "__main__":

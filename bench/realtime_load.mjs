@@ -19,7 +19,7 @@ const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'))
 const sendTimes = new Map() // id -> [time, docIndex, measured]
 const receipts = new Map() // id -> count
 const latencies = []
-let nextId = 1
+let nextId = config.idBase || 1
 let measuring = false
 let errors = 0
 
@@ -75,6 +75,34 @@ function makeClient (target, docIndex) {
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+// mode "coldload": one writer fills the document (`updates` edits of `chunkChars` characters),
+// leaves, and after `unloadWait` s new clients join one at a time (`loads`, `pause` s apart):
+// open → synced (the whole document received) for each, and the length they received.
+if (config.mode === 'coldload') {
+  const target = config.targets[0]
+  const writer = await makeClient(target, 0)
+  const chunk = 'lorem ipsum dolor sit amet, '.repeat(Math.ceil(config.chunkChars / 28)).slice(0, config.chunkChars)
+  for (let i = 0; i < config.updates; i++) {
+    writer.text.insert(writer.text.length, chunk)
+    if (i % 20 === 19) await sleep(5) // let the socket drain, as typing would
+  }
+  await sleep(config.settle * 1000)
+  writer.ws.close()
+  await sleep(config.unloadWait * 1000)
+  const times = []
+  let received = 0
+  for (let i = 0; i < config.loads; i++) {
+    const t0 = performance.now()
+    const reader = await makeClient(target, 0)
+    times.push(performance.now() - t0)
+    received = reader.text.length
+    reader.ws.close()
+    await sleep(config.pause * 1000)
+  }
+  process.stdout.write(JSON.stringify({ times, written: writer.text.length, received, errors }) + '\n')
+  process.exit(0)
+}
 
 const clients = []
 const docs = config.targets.length
@@ -151,7 +179,7 @@ process.stdout.write(JSON.stringify({
   connectSeconds,
   measuredSeconds,
   edits: measuredEdits,
-  sentEdits: nextId - 1,
+  sentEdits: nextId - (config.idBase || 1),
   receipts: latencies.length,
   p50: pct(0.5),
   p99: pct(0.99),
