@@ -172,7 +172,7 @@ def _meeting(facts: TaskFacts) -> list[str]:
             out.append(f"What will you do about the {lower_first(head)} ({rest.rstrip('.')})?")
         elif note in risky:
             out.append(f"What will you do about “{note.rstrip('.')}”?")
-        else:
+        elif not colon:  # "Dates: 10-13 Sept", "Stay: Airbnb in Ribeira": facts, not points
             out.append(f"Can we go through “{note.rstrip('.')}”?")
     out += ["What do you need from us?", "What happens next, and by when?"]
     return out

@@ -109,3 +109,15 @@ def test_an_earlier_request_to_the_agent_is_not_an_open_point_of_the_task() -> N
     )
     assert "what does the boat cost" not in text
     assert "who books the boat? not decided" in text
+
+
+def test_questions_to_ask_someone_do_not_read_out_the_tasks_labelled_facts() -> None:
+    _, text = _answer(
+        "Porto long weekend",
+        "",
+        "@Assistant 3 questions to ask the Airbnb host",
+        document="Dates: 10-13 Sept 2026\nStay: Airbnb in Ribeira, €540 total\n- late check-in?\n",
+    )
+    assert "Dates" not in text
+    assert "Stay" not in text
+    assert "Late check-in?" in text
