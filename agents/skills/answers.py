@@ -315,9 +315,10 @@ def _budget_sum(facts: TaskFacts, budget: Value, question: str) -> str:
 
 CAPABILITIES = (
     "I can draft the document from what the task says, list what is still open and what to "
-    "decide first, write a checklist, risks or a rough effort, discussion, interview or "
-    "feedback questions, sum the task up, suggest a title, and answer when, who, where and how "
-    "much."
+    "decide first, the options its notes leave open and reminders of its dates, write a "
+    "checklist, risks or a rough effort, discussion, interview or feedback questions and "
+    "questions to ask someone, sum the task up, suggest a title, work out a share or a rate "
+    "times hours or nights from its figures, and answer when, who, where and how much."
 )
 
 
