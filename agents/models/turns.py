@@ -25,6 +25,9 @@ class TurnStatus(models.TextChoices):
 
 ACTIVE_STATUSES = (TurnStatus.QUEUED, TurnStatus.RUNNING)
 FINAL_STATUSES = (TurnStatus.DONE, TurnStatus.FAILED, TurnStatus.CANCELLED)
+# The "answered by" of a turn the built-in skills answered (agents/engine/producers/skills.py):
+# no model wrote its text, whatever model the agent is set to.
+SKILLS_LABEL = "the built-in skills (from the task's own words)"
 
 
 class Trigger(models.TextChoices):
@@ -120,6 +123,10 @@ class Turn(models.Model):
     @property
     def is_embedded(self) -> bool:
         return self.provider == Provider.EMBEDDED
+
+    @property
+    def answered_by_skills(self) -> bool:
+        return self.model_label == SKILLS_LABEL
 
 
 class ActionKind(models.TextChoices):

@@ -15,6 +15,7 @@ from agents.engine.decide import Decision
 from agents.engine.gather import TurnInput
 from agents.engine.producers import Produced
 from agents.models import Trigger
+from agents.models.turns import SKILLS_LABEL
 from agents.policies.style import restyle_actions
 from agents.policies.understand import Understanding
 from agents.schemas import DecisionOut
@@ -59,6 +60,7 @@ class SkillsProducer:
             actions=DecisionOut.model_validate({"actions": actions}),
             context=context,
             producer=f"{self.name}:{produced.route.skill}",
+            fields={"model_label": SKILLS_LABEL},  # the card says who wrote it: no model
         )
 
 
