@@ -18,7 +18,7 @@ from typing import TypeVar
 from agents.policies.situation_sources import title_subject
 from agents.policies.templates import Line
 from agents.skills.facts import OpenValue, TaskFacts, Value
-from agents.skills.notes import carry_notes, noted
+from agents.skills.notes import carry_notes, note_lines, noted
 from agents.skills.understand import starts_with_verb
 from agents.skills.write import (
     PLACEHOLDER,
@@ -162,8 +162,10 @@ def _generic_sections(facts: TaskFacts) -> list[tuple[str, list[str]]]:
     intro = []
     if facts.goal:
         intro.append(sentence(facts.goal.splitlines()[0]))
+    notes = " ".join(note_lines(facts.document)).casefold()
     for value in facts.known:
-        intro.append(f"- {labelled(value, facts)}")
+        if not _said_in(value, notes):  # "- Stay: Airbnb in Ribeira, €540" says it already
+            intro.append(f"- {labelled(value, facts)}")
     sections = [("Goal", intro)] if intro else []
     deadline = facts.deadline
     for part in facts.parts:
@@ -174,6 +176,26 @@ def _generic_sections(facts: TaskFacts) -> list[tuple[str, list[str]]]:
         ]
         sections.append((_cap(part), lines))
     return sections
+
+
+def _said_in(value: Value, notes: str) -> bool:
+    """Whether the document's notes (case folded) already say a place, a person or an amount
+    (a date keeps its line: the draft adds its weekday)."""
+    if value.type in ("place", "person"):
+        return (
+            bool(value.raw)
+            and re.search(rf"(?<!\w){re.escape(value.raw.casefold())}", notes) is not None
+        )
+    if value.type == "money":
+        number = value.raw.split()[-1].removesuffix(".0")
+        return (
+            re.search(
+                rf"[£$€]\s?{re.escape(number)}(?![\d.])|(?<![\d.]){re.escape(number)}\s?(?:[£$€]|[a-z]{{3}}\b)",
+                notes,
+            )
+            is not None
+        )
+    return False
 
 
 def _cap(text: str) -> str:

@@ -121,3 +121,20 @@ def test_questions_to_ask_someone_do_not_read_out_the_tasks_labelled_facts() -> 
     assert "Dates" not in text
     assert "Stay" not in text
     assert "Late check-in?" in text
+
+
+def test_a_free_form_draft_does_not_restate_what_its_notes_already_say() -> None:
+    routed, answer, _ = skills.respond(
+        context(
+            "Ghent weekend",
+            "",
+            "@Assistant draft it",
+            document="Stay: Hotel Harmony in Patershol, €300 total\nTrain from Brussels 09:10\n",
+        )
+    )
+    assert routed.skill == "draft"
+    assert answer.suggestion is not None
+    draft = answer.suggestion.replace
+    assert "Stay: Hotel Harmony in Patershol, €300 total" in draft  # the note, as written
+    assert "300 EUR" not in draft  # not again as "Budget: 300 EUR" or "Cost: 300 EUR"
+    assert draft.count("Patershol") == 1
