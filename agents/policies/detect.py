@@ -96,7 +96,8 @@ def find_quantities(text: str, units: Sequence[str]) -> list[_Found]:
                 continue
             confidence = 0.75 if "week" in duration.text.casefold() else duration.confidence
             found.append(_Found(value, confidence, duration.start, duration.end, duration.text))
-    if lowered & {"days", "nights", "day", "night"}:
+    # "a long weekend" is two nights only when no number of them is said ("for 3 nights")
+    if lowered & {"days", "nights", "day", "night"} and not found:
         for m in re.finditer(r"\b(?:a\s+)?(?:long\s+)?weekend\b", text, re.IGNORECASE):
             if not re.search(
                 r"(?i)(?:this|next|coming)\s+$", text[max(0, m.start() - 8) : m.start()]

@@ -350,3 +350,9 @@ def test_a_known_place_that_begins_an_organisations_name_is_not_where_the_work_i
     assert (
         detected("project_plan", "Move the office to Riverside by June")["location"] == "Riverside"
     )
+
+
+def test_a_long_weekend_is_two_nights_only_when_no_number_of_nights_is_said():
+    assert detected("travel_plan", "A long weekend in Porto")["nights"] == "2"
+    said = detected("travel_plan", "A long weekend in Porto, the Airbnb for 3 nights")
+    assert said["nights"] == "3"
