@@ -13,27 +13,15 @@ machine's load (/proc/loadavg). Figures measured are in docs/evaluation.md, "Mul
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def _setup(data_dir: str) -> None:
-    os.environ["DATA_DIR"] = data_dir
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "collab.settings")
-    for name in ("DATABASE_URL", "REDIS_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
-        os.environ.pop(name, None)
-    sys.path.insert(0, str(ROOT))
-    import django
+    from _embedded import setup  # bench/_embedded.py, beside this script
 
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    setup(data_dir)
 
 
 def _load() -> str:

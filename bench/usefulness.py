@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -55,17 +54,9 @@ def load(split: str) -> list[dict[str, Any]]:
 
 
 def _setup(data_dir: str) -> None:
-    os.environ["DATA_DIR"] = data_dir
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "collab.settings")
-    for name in ("DATABASE_URL", "REDIS_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
-        os.environ.pop(name, None)
-    sys.path.insert(0, str(ROOT))
-    import django
+    from _embedded import setup  # bench/_embedded.py, beside this script
 
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    setup(data_dir)
 
 
 def _uptime() -> str:
