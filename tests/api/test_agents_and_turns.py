@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
 from agents.models import Action, ActionKind, Agent, Trigger, Turn, TurnStatus
 from collab.tasks.models import Task
 from collab.workspaces.models import Workspace
 from tests import factories
 from tests.api.conftest import ApiClientFactory
+from tests.api.conftest import send_json as _send
 
 pytestmark = pytest.mark.django_db
 
@@ -21,11 +18,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def mira(workspace: Workspace) -> Agent:
     return Agent.objects.create(workspace=workspace, name="Mira")
-
-
-def _send(client: Client, method: str, url: str, body: object = None) -> Any:
-    data = json.dumps({} if body is None else body)
-    return client.generic(method, url, data=data, content_type="application/json")
 
 
 def test_every_member_lists_the_workspace_agents(

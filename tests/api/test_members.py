@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
 from collab.audit.models import AuditEvent
 from collab.workspaces.models import Invitation, Membership, Role, Workspace
 from collab.workspaces.services import find_invitation
 from tests import factories
 from tests.api.conftest import ApiClientFactory
+from tests.api.conftest import send_json as _send
 
 pytestmark = pytest.mark.django_db
-
-
-def _send(client: Client, method: str, url: str, body: object = None) -> Any:
-    data = json.dumps({} if body is None else body)
-    return client.generic(method, url, data=data, content_type="application/json")
 
 
 def _member(workspace: Workspace, user: User) -> Membership:

@@ -3,29 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
-from agents.memory import selectors, services
+from agents.memory import selectors
 from agents.memory.models import MemoryItem, Scope, Status
 from collab.workspaces.models import Workspace
 from tests.api.conftest import ApiClientFactory
+from tests.api.conftest import remember as _remember
+from tests.api.conftest import send_json as _send
 
 pytestmark = pytest.mark.django_db
-
-
-def _send(client: Client, method: str, url: str, body: object = None) -> Any:
-    data = json.dumps({} if body is None else body)
-    return client.generic(method, url, data=data, content_type="application/json")
-
-
-def _remember(user: User, text: str, **fields: Any) -> MemoryItem:
-    item = services.create_item(user=user, text=text, **fields).item
-    assert item is not None
-    return item
 
 
 def test_a_person_creates_lists_edits_pins_and_deletes_their_memory(

@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
 from agents import profiles
 from agents.evaluation.models import EvaluationRun
@@ -17,6 +15,7 @@ from agents.models import Agent, ModelCall, ModelProfile, Provider
 from collab.workspaces.models import Workspace
 from tests.agents.openai_server import closed_port  # noqa: F401
 from tests.api.conftest import ApiClientFactory
+from tests.api.conftest import send_json as _send
 
 pytestmark = pytest.mark.django_db
 
@@ -24,11 +23,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def staff(db: None) -> User:
     return User.objects.create_user(username="root", password="x", is_staff=True)
-
-
-def _send(client: Client, method: str, url: str, body: object = None) -> Any:
-    data = json.dumps({} if body is None else body)
-    return client.generic(method, url, data=data, content_type="application/json")
 
 
 def _local(base_url: str) -> ModelProfile:
