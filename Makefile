@@ -10,6 +10,7 @@ PORT ?= 8000
 HOST ?= 127.0.0.1
 PYTEST_ARGS ?=
 TEST_WORKERS ?= 2
+SERIAL_WORKERS ?= 2
 
 .PHONY: run test check cycles fmt assets worker clean help
 
@@ -50,9 +51,10 @@ worker: $(VENV)/.installed
 	$(PY) manage.py worker -- --loglevel INFO
 
 # Two passes (tests/suite.py): most tests on TEST_WORKERS pytest-xdist workers, then the ones
-# that start whole sites, servers or Chromium, one at a time. TEST_WORKERS=1: one plain pytest.
+# that start whole sites, servers or Chromium, on SERIAL_WORKERS workers (a module whole on one).
+# TEST_WORKERS=1: one plain pytest.
 test: $(VENV)/.installed-dev
-	TEST_WORKERS=$(TEST_WORKERS) $(PY) -m tests.suite $(PYTEST_ARGS)
+	TEST_WORKERS=$(TEST_WORKERS) SERIAL_WORKERS=$(SERIAL_WORKERS) $(PY) -m tests.suite $(PYTEST_ARGS)
 
 check: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff format --check .

@@ -7,9 +7,13 @@ not a failure; both selecting nothing is, as pytest's own exit status 5):
    pytest-xdist workers (2 by default; ``TEST_WORKERS=1`` runs the whole suite in one process,
    in one pass). Each worker has a test database of its own and, on Redis, keys of its own
    (tests/settings.py);
-2. the **serial** pass: the tests in ``SERIAL``, one at a time: they start whole sites, servers,
-   Celery workers and Chromium, whose processes use the product's own settings (shared Redis
-   keys) or whose timing would suffer from sharing the two cores with the parallel pass.
+2. the **serial** pass: the tests in ``SERIAL``, after the parallel pass: they start whole sites,
+   servers, Celery workers and Chromium, whose timing would suffer from sharing the two cores
+   with the parallel pass. They spend most of their time waiting (for a browser, a process
+   start, a socket), so they run on ``SERIAL_WORKERS`` pytest-xdist workers (2 by default),
+   each test module whole on one worker (``--dist loadfile``): a module's tests never run at
+   once, and a worker's processes inherit its database and Redis keys (tests/settings.py), as
+   in the parallel pass. ``SERIAL_WORKERS=1`` runs them one at a time.
 
 Which tests run in which mode: every test runs in both modes (embedded and production) unless
 it is **mode-independent**: pure code (policies, parsing, metrics, templates, scenario
@@ -144,21 +148,25 @@ def select(
     return kept
 
 
-def _workers() -> int:
-    value = os.environ.get("TEST_WORKERS", "2")
+def _workers(name: str = "TEST_WORKERS") -> int:
+    value = os.environ.get(name, "2")
     try:
         workers = int(value)
     except ValueError:
-        raise SystemExit(f"TEST_WORKERS must be a whole number, not {value!r}") from None
+        raise SystemExit(f"{name} must be a whole number, not {value!r}") from None
     return max(workers, 1)
 
 
-def passes(workers: int) -> list[list[str]]:
+def _xdist(workers: int) -> list[str]:
+    return ["-p", "xdist", "-n", str(workers), "--dist", "loadfile"] if workers > 1 else []
+
+
+def passes(workers: int, serial_workers: int = 1) -> list[list[str]]:
     if workers == 1:
         return [[]]
     return [
-        ["-p", "xdist", "-n", str(workers), "--dist", "loadfile", "--suite-part", "parallel"],
-        ["--suite-part", "serial"],
+        [*_xdist(workers), "--suite-part", "parallel"],
+        [*_xdist(serial_workers), "--suite-part", "serial"],
     ]
 
 
@@ -172,7 +180,7 @@ def combined(codes: Sequence[int]) -> int:
 
 def main(argv: Sequence[str]) -> int:
     codes = []
-    for extra in passes(_workers()):
+    for extra in passes(_workers(), _workers("SERIAL_WORKERS")):
         command = [sys.executable, "-m", "pytest", *extra, *argv]
         print("+", " ".join(command[1:]), flush=True)
         codes.append(subprocess.call(command))

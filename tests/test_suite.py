@@ -31,6 +31,14 @@ def test_one_worker_is_one_plain_pytest_and_more_are_a_parallel_then_a_serial_pa
     assert serial == ["--suite-part", "serial"]
 
 
+def test_the_serial_pass_spreads_whole_modules_over_its_own_workers() -> None:
+    _parallel, serial = suite.passes(2, 3)
+    assert serial[serial.index("-n") + 1] == "3"
+    assert serial[serial.index("--dist") + 1] == "loadfile"
+    assert serial[-2:] == ["--suite-part", "serial"]
+    assert suite.passes(1, 3) == [[]]
+
+
 ROOT = Path(suite.__file__).resolve().parents[1]
 
 
