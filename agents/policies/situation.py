@@ -41,7 +41,8 @@ from agents.policies.base import (
     SlotSpec,
     SlotState,
 )
-from agents.policies.detect import detect, normalise
+from agents.policies.detect import Detection, detect, normalise
+from agents.policies.detect_meaning import find_text_by_meaning
 from agents.policies.detect_words import MONTHS
 from agents.policies.memory_facts import MemoryFact
 from agents.policies.scoring import sampled_slot_names
@@ -117,6 +118,27 @@ def squash(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
 
 
+def _text_by_meaning(
+    request: str,
+    specs: Sequence[SlotSpec],
+    found: Mapping[str, Detection],
+    template: TaskTemplate | None,
+) -> dict[str, tuple[str, float]]:
+    """The required free-text slots the request's cues left open, read by meaning
+    (agents/policies/detect_meaning.py), beside the spans the other slots' values took."""
+    open_text = [s for s in specs if s.type == "text" and s.required and s.name not in found]
+    if not open_text or template is None:
+        return {}
+    text = re.sub(r"@[\w.-]+", lambda m: " " * len(m[0]), request)
+    taken = []
+    for hit in found.values():
+        at = text.find(hit.evidence) if hit.evidence else -1
+        if at >= 0:
+            taken.append((at, at + len(hit.evidence)))
+    generic = [template.title, *template.keywords, template.kind.replace("_", " ")]
+    return find_text_by_meaning(text, open_text, taken=taken, generic=generic)
+
+
 def build_situation(
     *,
     request: str,
@@ -189,7 +211,8 @@ def build_situation(
     for message in reversed(later):
         for name, hit in detect(message, specs, today=today).items():
             add(name, Candidate(hit.value, "chat", hit.confidence, "the chat", hit.evidence))
-    for name, hit in detect(request, specs, today=today).items():
+    in_request = detect(request, specs, today=today)
+    for name, hit in in_request.items():
         add(name, Candidate(hit.value, "request", hit.confidence, "your message", hit.evidence))
     from_request = frozenset(
         n for n, cs in candidates.items() if any(c.confidence >= ANSWER_THRESHOLD for c in cs)
@@ -248,6 +271,13 @@ def build_situation(
                 continue
             confidence = min(hit.confidence, MEMORY_TEXT_CONFIDENCE)
             add(name, Candidate(hit.value, "memory", confidence, "your memory", hit.evidence))
+
+    # What the request is about when no cue said it and no other source gave it: read by meaning.
+    unread = [s for s in specs if not _given(candidates.get(s.name, ()))]
+    for name, (value, by_meaning) in _text_by_meaning(
+        request, unread, in_request, template
+    ).items():
+        add(name, Candidate(value, "request", by_meaning, "your message", value))
 
     ignored: list[str] = []
     if extraction is not None:

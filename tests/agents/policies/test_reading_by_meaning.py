@@ -104,3 +104,31 @@ def test_a_slot_description_that_is_not_text_is_refused():
         parse_template(
             {"kind": "x", "title": "X", "slots": [{"name": "topic", "description": ["no"]}]}
         )
+
+
+def _said(kind: str, request: str, slot: str) -> str | None:
+    state = build_situation(request=request, template=get_template(kind), today=TODAY).slot(slot)
+    return state.value if state is not None and state.answered else None
+
+
+def test_what_a_request_is_about_is_read_without_a_cue_and_nothing_is_read_when_unsaid() -> None:
+    topic = _said(
+        "related_work",
+        "@Assistant could you sort the related work for soil microbes under drought stress, "
+        "grouped by method, APA",
+        "topic",
+    )
+    assert topic is not None and "soil microbes" in topic
+    subject = _said(
+        "lesson_plan", "@Assistant evening class, photosynthesis basics, 50 min", "subject"
+    )
+    assert subject is not None and "photosynthesis" in subject
+    # only words that ask for the work, a length and a style: nothing to read as the topic
+    assert (
+        _said("related_work", "@Assistant please write the related work section, APA", "topic")
+        is None
+    )
+    assert (
+        _said("lesson_plan", "@Assistant can you plan my class for Tuesday, 50 min", "subject")
+        is None
+    )
