@@ -118,11 +118,13 @@ def test_what_a_request_is_about_is_read_without_a_cue_and_nothing_is_read_when_
         "grouped by method, APA",
         "topic",
     )
-    assert topic is not None and "soil microbes" in topic
+    assert topic is not None
+    assert "soil microbes" in topic
     subject = _said(
         "lesson_plan", "@Assistant evening class, photosynthesis basics, 50 min", "subject"
     )
-    assert subject is not None and "photosynthesis" in subject
+    assert subject is not None
+    assert "photosynthesis" in subject
     # only words that ask for the work, a length and a style: nothing to read as the topic
     assert (
         _said("related_work", "@Assistant please write the related work section, APA", "topic")
