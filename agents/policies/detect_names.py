@@ -167,16 +167,49 @@ def _names_an_organisation(words: Sequence[str], run: tuple[int, str], rest: str
     )
 
 
+# "Flights from Stansted", "leaving from Leeds Bradford", "the coach from Hull": a name after
+# "from" that a way of travelling leads to is where the journey starts, never a person.
+_TRAVEL_FROM = re.compile(
+    r"(?i:\b(?:flights?|flying|fly|flies|leaving|leave|leaves|departing|departs?|departure|"
+    r"trains?|coach(?:es)?|bus(?:es)?|ferr(?:y|ies)|driving|drive|travel(?:l?ing)?|setting off|"
+    r"outbound|return(?:ing)?|transfers?|taxi|pick-?up|getting there)\b(?:[\s:,]+[\w'-]+){0,3}?\s+)"
+    rf"(?i:from)\s+(?:the\s+)?(?P<place>{_PLACE})"
+)
+
+
+def find_origins(text: str) -> list[_Found]:
+    """Where a journey starts: the place after "from" when a way of travelling leads to it
+    ("flights from Stansted"), or a place the gazetteer knows after any "from"."""
+    found: list[_Found] = []
+    for m in _TRAVEL_FROM.finditer(text):
+        place = _trim_name(m["place"].strip())
+        if _is_name(place):
+            found.append(_Found(place, 0.7, m.start("place"), m.start("place") + len(place), m[0]))
+    for m in re.finditer(rf"\b(?i:from)\s+(?:the\s+)?(?P<place>{_PLACE})", text):
+        place = _trim_name(m["place"].strip())
+        if any(f.start == m.start("place") for f in found) or not _is_name(place):
+            continue
+        if places.is_known_place(place):
+            end = m.start("place") + len(place)
+            found.append(_Found(place, 0.6, m.start("place"), end, m[0]))
+    found.sort(key=lambda f: f.start)
+    return found
+
+
 def find_people(text: str, spec: SlotSpec) -> list[_Found]:
-    """Names after a cue ("with Ana and Ben Okafor") and @mentions, joined as a list."""
+    """Names after a cue ("with Ana and Ben Okafor") and @mentions, joined as a list. A name
+    after "from" that is where a journey starts ("flights from Stansted") is no person."""
     cues = spec.cues or ("with",)
     name = rf"{_NAME_WORD}(?:\s+{_NAME_WORD})?"
     found: list[_Found] = []
+    origins = {f.start for f in find_origins(text)} if "from" in cues else set()
     for m in re.finditer(
         rf"\b(?P<cue>(?i:{term_re(cues)}))\s+(?P<names>{name}(?:\s*(?:,|(?i:and)|&)\s*{name})*)",
         text,
     ):
         start = m.start("names")
+        if m["cue"].casefold() == "from" and start in origins:
+            continue
         if m["cue"].casefold() == "and":  # "Zoë and Søren": the list began before the cue
             before = re.search(
                 rf"(?<![\w@])(?P<lead>{name}(?:\s*,\s*{name})*)\s+$", text[: m.start()]

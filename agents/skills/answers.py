@@ -262,6 +262,8 @@ def answer(facts: TaskFacts, about: str, question: str = "") -> SkillAnswer:
                 )
             else:
                 lead = "It has" if v.type == "money" else "It is"
+                if v.label == "origin":  # "flights from Stansted"
+                    lead = "It starts"
                 said.append(f"{lead} {phrase(v, facts)} (from {origin}).")
         text = " ".join(said)
         if about == "budget":

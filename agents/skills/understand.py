@@ -18,7 +18,12 @@ from typing import Any
 from agents.policies import parse_dates, parse_money, places
 from agents.policies.adapter import request_and_chat, requester_facts, situation_from_context
 from agents.policies.base import Situation, SlotSpec
-from agents.policies.detect_names import find_known_places, find_people, in_people_list
+from agents.policies.detect_names import (
+    find_known_places,
+    find_origins,
+    find_people,
+    in_people_list,
+)
 from agents.policies.detect_words import owned_elsewhere
 from agents.policies.style import preferences
 from agents.policies.templates import TaskTemplate, load_templates
@@ -192,6 +197,8 @@ def _free_values(texts: Sequence[tuple[str, str]], today: date) -> list[Value]:
             seen.add((value.type, value.raw))
             out.append(value)
 
+    # "flights from Stansted": where the trip starts, and so nobody's name anywhere in the task
+    origins = {f.value for _, text in texts for f in find_origins(text)}
     for source, text in texts:
         for found in parse_dates.find_dates(text, today=today):
             before = text[max(0, found.start - 24) : found.start]
@@ -202,7 +209,12 @@ def _free_values(texts: Sequence[tuple[str, str]], today: date) -> list[Value]:
             # "Budget: £600", "we have £500": the budget; "Van: Hire-A-Van, £145": a cost
             label = "cost" if owned_elsewhere(text, found.start, _BUDGET_SPEC) else "budget"
             add(Value(label, found.value, "money", source))
+        for found in find_origins(text):
+            add(Value("origin", found.value, "place", source, evidence=found.text))
         for found in find_people(text, _PEOPLE_SPEC):
+            names = [n.strip() for n in found.value.split(",")]
+            if all(n in origins for n in names):
+                continue
             if found.text != "@" and found.value[:1].isupper():
                 add(Value("people", found.value, "person", source))
         for found in find_known_places(text):

@@ -68,7 +68,7 @@ def phrase(value: Value, facts: TaskFacts) -> str:
     if value.type == "person":
         return f"with {and_list([p.strip() for p in shown.split(',')])}"
     if value.type == "place":
-        return f"in {shown}"
+        return f"from {shown}" if value.label == "origin" else f"in {shown}"
     if value.type == "choice":
         return f"{shown} ({value.label})"
     return f"{value.label} {shown}"
@@ -453,7 +453,7 @@ def title(facts: TaskFacts) -> SkillAnswer:
         core = pieces[0]
     core = _short(core, 7) or _short(facts.title, 6)
     extra = ""
-    place = next(iter(facts.of_type("place")), None)
+    place = next((v for v in facts.of_type("place") if v.label != "origin"), None)
     when = facts.deadline
     if place is not None and place.raw.casefold() not in core.casefold():
         extra = f" in {place.raw}"
