@@ -16,10 +16,11 @@ The API (what the turn engine and the evaluation call):
   (the small model's) names the task's facts and invents none.
 
 The skills: draft, open_questions, decide_first, next_step, summary, title, rephrase,
-checklist, risks, options, reminders, effort, share, rate, questions (discussion, interview,
-feedback, FAQ), answer_when / answer_who / answer_where / answer_budget, and
-capabilities (the honest answer to a request none covers). Kinds of task are data files
-(agents/task_templates/*.toml, and _generic.toml for a task of no known kind).
+checklist (a packing list for a task of no kind), risks, options, reminders, effort, share,
+rate, questions (discussion, interview, feedback, FAQ), answer_when / answer_who /
+answer_where / answer_budget, and capabilities (the honest answer to a request none covers).
+Kinds of task are data files (agents/task_templates/*.toml, and _generic.toml for a task of no
+known kind).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from agents.skills.answers import (
 from agents.skills.facts import OpenValue, TaskFacts, Value
 from agents.skills.grounding import grounded, unknown_values
 from agents.skills.options import options, reminders
+from agents.skills.packing import is_packing, packing_list
 from agents.skills.preferences import acknowledgement
 from agents.skills.prompts import questions
 from agents.skills.rate import rate_total
@@ -66,7 +68,9 @@ SKILLS: dict[str, Callable[..., SkillAnswer]] = {
     "summary": lambda f, count, line, q: summary(f, one_line=line),
     "title": lambda f, count, line, q: title(f),
     "rephrase": lambda f, count, line, q: rephrase(f),
-    "checklist": lambda f, count, line, q: checklist(f, count),
+    "checklist": lambda f, count, line, q: (
+        packing_list(f, count) if f.kind is None and is_packing(q) else checklist(f, count)
+    ),
     "risks": lambda f, count, line, q: risks(f, count),
     "options": lambda f, count, line, q: options(f, q, count),
     "reminders": lambda f, count, line, q: reminders(f, count),

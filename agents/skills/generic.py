@@ -1,7 +1,7 @@
 """The generic kind: what the skills add for a task of no known kind, read from
-``agents/task_templates/_generic.toml`` (data, not code): checklist lines, risks and the rough
-effort per part of the goal. The parts themselves are the goal's own clauses
-(``understand.goal_parts``)."""
+``agents/task_templates/_generic.toml`` (data, not code): checklist lines, risks, the rough
+effort per part of the goal and what activities imply packing. The parts themselves are the
+goal's own clauses (``understand.goal_parts``)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ class GenericKind:
     per_part_high: float
     unit: str
     basis: str
+    # (the words that show an activity, what it implies bringing), for a packing list
+    packing: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
 
 @cache
@@ -36,4 +38,8 @@ def generic_kind() -> GenericKind:
         per_part_high=float(effort.get("per_part_high", 3)),
         unit=str(effort.get("unit", "hours")),
         basis=str(effort.get("basis", "each part of the work")),
+        packing=tuple(
+            (tuple(str(c) for c in entry["cues"]), tuple(str(b) for b in entry["bring"]))
+            for entry in data.get("packing", ())
+        ),
     )

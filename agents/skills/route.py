@@ -178,7 +178,8 @@ _RULES: tuple[tuple[str, str], ...] = (
     (  # "packing list", "what should I bring?", "list of supplies", "what needs doing"
         "checklist",
         r"\b(?:check ?list|to-?do|todo|to do list|action items|steps|run ?sheet)\b|"
-        r"\b(?:packing|shopping|prep|preparation|kit|supplies|supply|equipment|gear)\s+list\b|"
+        r"\b(?:packing|pack|shopping|prep|preparation|kit|supplies|supply|equipment|gear)\s+list\b|"
+        r"\bthings (?:to|we should|i should) (?:pack|bring)\b|"
         r"\blist (?:of )?(?:the )?(?:things|everything|supplies|items|what)\b|"
         r"\bwhat (?:should|do|must|shall) (?:i|we) (?:\w+ )?(?:bring|pack|buy|prepare|prep)\b|"
         r"\bwhat (?:still )?needs? (?:doing|to be done)\b",
