@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from agents.engine.context import build_context
@@ -21,6 +22,7 @@ from agents.engine.policies_bridge import provided_options
 from agents.models import ModelProfile, Turn
 from agents.models.records import TurnContext
 from agents.policies.understand import shipped_template_kind
+from agents.skills import Route, request_of, route
 from collab.tasks.models import Document
 
 
@@ -38,6 +40,17 @@ class TurnInput:
     @property
     def policy_name(self) -> str:
         return self.turn.agent.policy_name
+
+    @cached_property
+    def request(self) -> str:
+        """The person's request (the turn's prompt, else the newest human message)."""
+        return request_of(self.context)
+
+    @cached_property
+    def route(self) -> Route:
+        """The skill the request asks for, routed once per turn: the understanding, the skills
+        producer's ``accepts`` and its answer, and the model producer's check all read it."""
+        return route(self.request)
 
     @property
     def timed_out(self) -> bool:

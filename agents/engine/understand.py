@@ -66,7 +66,8 @@ def understand(inp: TurnInput) -> Understanding:
         options.setdefault("template_kind", inp.template_kind)
     if inp.timed_out:  # nobody answered the agent's question in time
         options["timed_out"] = True
-    if route(parsed.request).skill not in WORK_SKILLS:
+    asked = inp.route if parsed.request.strip() == inp.request.strip() else route(parsed.request)
+    if asked.skill not in WORK_SKILLS:
         # A question about the task, a summary, a checklist, risks: answered with what is
         # known and what is open, never held up by a question first (issue 27).
         options.setdefault("needs_slots", False)

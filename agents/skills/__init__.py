@@ -101,12 +101,13 @@ def run(
 
 
 def respond(
-    context: Mapping[str, Any], *, request: str | None = None
+    context: Mapping[str, Any], *, request: str | None = None, routed: Route | None = None
 ) -> tuple[Route, SkillAnswer, TaskFacts]:
     """Route the turn's request and run its skill on the turn's facts: the route, the answer
-    and the facts it was made from."""
-    asked_for = request if request is not None else _request(context)
-    asked = route(asked_for)
+    and the facts it was made from. ``routed``: the request's route when the caller has it
+    already (a turn routes its request once)."""
+    asked_for = request if request is not None else request_of(context)
+    asked = routed if routed is not None else route(asked_for)
     if asked.skill and asked.skill != "draft":
         # a question about the task states nothing about it ("what should we decide first?"
         # is no purpose): the facts are read without it
@@ -116,7 +117,8 @@ def respond(
     return asked, answer, facts
 
 
-def _request(context: Mapping[str, Any]) -> str:
+def request_of(context: Mapping[str, Any]) -> str:
+    """The turn's request: its prompt, else the newest human message."""
     request = str(context.get("request") or "").strip()
     if request:
         return request
@@ -126,7 +128,7 @@ def _request(context: Mapping[str, Any]) -> str:
 
 def without_request(context: Mapping[str, Any]) -> dict[str, Any]:
     """The context without its request (the prompt, and the chat message that carries it)."""
-    request = _request(context).strip()
+    request = request_of(context).strip()
     messages = [
         m for m in context.get("messages", ()) if str(m.get("body") or "").strip() != request
     ]
@@ -146,6 +148,7 @@ __all__ = [
     "facts_from_context",
     "facts_from_situation",
     "grounded",
+    "request_of",
     "respond",
     "route",
     "run",

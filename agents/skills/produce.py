@@ -1,10 +1,11 @@
 """What a turn does with the skills (pure Python, no Django): the actions for a request a skill
 covers, and the check on a model's free text for one no skill covers.
 
-* ``skill_actions(context)``: the request routed to its skill, run on the turn's facts, as the
-  turn's actions (a reply, and for a draft a suggestion the person accepts, edits or rejects:
-  a skill never edits the document itself). ``covered`` is False when no skill covers the
-  request; the actions are then the one short honest answer naming what the agent can do.
+* ``skill_actions(context, routed=...)``: the request routed to its skill (or the route the
+  turn has already), run on the turn's facts, as the turn's actions (a reply, and for a draft
+  a suggestion the person accepts, edits or rejects: a skill never edits the document
+  itself). ``covered`` is False when no skill covers the request; the actions are then the
+  one short honest answer naming what the agent can do.
 * ``checked_actions(actions, produced)``: a model's actions for a request no skill covers, its
   replies kept only when they pass the grounding check (they name the task's own facts and
   invent none), otherwise the skill's answer stands.
@@ -36,8 +37,9 @@ class Produced:
         return bool(self.route.skill)
 
 
-def skill_actions(context: Mapping[str, Any]) -> Produced:
-    asked, answer, facts = respond(context)
+def skill_actions(context: Mapping[str, Any], *, routed: Route | None = None) -> Produced:
+    """``routed``: the request's route when the turn has it already (it routes once)."""
+    asked, answer, facts = respond(context, routed=routed)
     actions: list[dict[str, Any]] = [{"kind": "reply", "text": answer.text}]
     if answer.suggestion is not None:
         actions.append(

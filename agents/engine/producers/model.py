@@ -108,7 +108,7 @@ class ModelProducer:
         if profile.is_embedded and turn.trigger in SKILL_TRIGGERS:
             # issue 27: the small model's free text is shown only when it names the task's
             # facts and invents none; otherwise the skills' answer (what the agent can do) stands
-            proposed = checked_actions(proposed, skill_actions(dict(inp.context)))
+            proposed = checked_actions(proposed, skill_actions(dict(inp.context), routed=inp.route))
         actions = restyle_actions(
             proposed,
             dict(understanding.preferences),

@@ -19,7 +19,6 @@ from agents.models.turns import SKILLS_LABEL
 from agents.policies.style import restyle_actions
 from agents.policies.understand import Understanding
 from agents.schemas import DecisionOut
-from agents.skills import route
 from agents.skills.produce import skill_actions
 
 # The turns a request started, a person's or another agent's (not an idle document, not a
@@ -27,14 +26,6 @@ from agents.skills.produce import skill_actions
 SKILL_TRIGGERS = frozenset(
     {Trigger.MENTION, Trigger.MESSAGE, Trigger.ASK, Trigger.ANSWER, Trigger.AGENT}
 )
-
-
-def _request(inp: TurnInput) -> str:
-    request = str(inp.context.get("request") or "").strip()
-    if request:
-        return request
-    human = [m for m in inp.context.get("messages", ()) if m.get("kind") == "human"]
-    return str(human[-1].get("body") or "") if human else ""
 
 
 class SkillsProducer:
@@ -45,17 +36,17 @@ class SkillsProducer:
             return False
         # A question about what the task says is the skill's too when no line answers it: it
         # says so, where the small model invented an answer around the goal's words.
-        return bool(route(_request(inp)).skill)
+        return bool(inp.route.skill)  # routed once per turn (``TurnInput.route``)
 
     def produce(self, inp: TurnInput, understanding: Understanding, decision: Decision) -> Produced:
         context: dict[str, Any] = dict(inp.context)
-        produced = skill_actions(context)
+        produced = skill_actions(context, routed=inp.route)
         actions = restyle_actions(
             [dict(a) for a in produced.actions],
             dict(understanding.preferences),
             assumption=decision.assumption,
         )
-        _hand_over(actions, request=_request(inp), me=str(inp.context.get("agent", "")))
+        _hand_over(actions, request=inp.request, me=str(inp.context.get("agent", "")))
         return Produced(
             actions=DecisionOut.model_validate({"actions": actions}),
             context=context,
