@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from agents.skills.amounts import amount, count_of, singular, split_amount
 from agents.skills.facts import TaskFacts, Value
 from agents.skills.generic import generic_kind
 from agents.skills.notes import noted
@@ -294,21 +295,15 @@ def _budget_sum(facts: TaskFacts, budget: Value, question: str) -> str:
     """ "Per laptop": the budget divided by the count the task gives ("8 laptops"), said as
     worked out; "does it cover this?": what the task lacks to tell."""
     asked = question.casefold()
-    m = re.fullmatch(r"([A-Z]{3})\s+([\d.]+)", budget.raw)
+    total = split_amount(budget.raw)
     per = re.search(r"\bper\s+([^\W\d_]{3,})", asked)
-    if m is not None and per is not None:
-        noun = re.sub(r"(?:es|s)$", "", per[1])
-        count = re.search(
-            rf"\b(\d{{1,5}})\s+(?:[^\W\d_]+\s+)?{re.escape(noun)}(?:e?s)?\b",
-            facts.stated,
-            re.IGNORECASE,
-        )
-        if count is not None and int(count[1]) > 0:
-            share = float(m[2]) / int(count[1])
-            shown = say_money(f"{m[1]} {share:.2f}".replace(".00", ""))
+    if total is not None and per is not None:
+        count = count_of(per[1], facts.stated)
+        if count is not None:
+            shown = amount(total[0], total[1] / count[0])
             return (
-                f" That is about {shown} per {noun}: {say_money(budget.raw)} for {count[0]}"
-                " (worked out from the task)."
+                f" That is about {shown} per {singular(per[1])}: {say_money(budget.raw)} for "
+                f"{count[1]} (worked out from the task)."
             )
     if re.search(r"\b(?:cover|covers|afford|enough)\b", asked):
         return " Whether it is enough I can't tell: the task gives no costs to add up."

@@ -14,6 +14,8 @@ import re
 
 from agents.policies.parse_money import find_money
 from agents.policies.parse_numbers import digits_for_words
+from agents.skills.amounts import amount as worked_out
+from agents.skills.amounts import split_amount
 from agents.skills.facts import TaskFacts
 from agents.skills.notes import note_lines
 from agents.skills.work import SkillAnswer
@@ -80,11 +82,10 @@ def rate_total(facts: TaskFacts, request: str) -> SkillAnswer | None:
     count, said = _quantity(request, lines, unit, period)
     if period is None and said and said not in request:
         return None  # "the budget in total?": no period and no quantity of the rate's unit
-    m = re.fullmatch(r"([A-Z]{3})\s+([\d.]+)", amount)
-    if m is None or count <= 0:
+    rated = split_amount(amount)
+    if rated is None or count <= 0:
         return None
-    total = float(m[2]) * count
-    shown = say_money(f"{m[1]} {total:.2f}".replace(".00", ""))
+    shown = worked_out(rated[0], rated[1] * count)
     how_many = f"{count:g} {unit}{'' if count == 1 else 's'}"
     per = f" a {period}" if period else ""
     text = (

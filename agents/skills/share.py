@@ -15,6 +15,8 @@ import re
 
 from agents.policies.parse_money import find_money
 from agents.policies.parse_numbers import digits_for_words
+from agents.skills.amounts import amount as worked_out
+from agents.skills.amounts import count_of, split_amount
 from agents.skills.facts import TaskFacts
 from agents.skills.notes import note_lines
 from agents.skills.quote import content_words
@@ -61,11 +63,7 @@ def _count(facts: TaskFacts, request: str) -> tuple[int, str] | None:
     stated = digits_for_words(facts.stated)
     per = re.search(r"(?i)\bper\s+([^\W\d_]{3,})", request)
     if per is not None and not _PER_PEOPLE.search(request):
-        noun = re.sub(r"(?:es|s)$", "", per[1].casefold())
-        hit = re.search(
-            rf"(?i)\b(\d{{1,5}})\s+(?:[^\W\d_]+\s+)?{re.escape(noun)}(?:e?s)?\b", stated
-        )
-        return (int(hit[1]), hit[0]) if hit is not None and int(hit[1]) > 0 else None
+        return count_of(per[1], stated)
     hit = re.search(rf"(?i)\b(\d{{1,5}})\s+(?:[^\W\d_]+\s+)?(?:{_PEOPLE})\b", stated)
     if hit is not None and int(hit[1]) > 1:
         return int(hit[1]), hit[0]
@@ -81,11 +79,10 @@ def share(facts: TaskFacts, request: str) -> SkillAnswer | None:
     amount, count = _amount(facts, request), _count(facts, request)
     if amount is None or count is None:
         return None
-    m = re.fullmatch(r"([A-Z]{3})\s+([\d.]+)", amount[0])
-    if m is None:
+    total = split_amount(amount[0])
+    if total is None:
         return None
-    each = float(m[2]) / count[0]
-    shown = say_money(f"{m[1]} {each:.2f}".replace(".00", ""))
+    shown = worked_out(total[0], total[1] / count[0])
     per = "per person" if _PER_PEOPLE.search(request) else "each"
     noun = re.search(r"(?i)\bper\s+([^\W\d_]{3,})", request)
     if noun is not None and not _PER_PEOPLE.search(request):
