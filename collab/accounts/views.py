@@ -16,6 +16,7 @@ from collab.accounts import throttle
 from collab.accounts.forms import ApiTokenForm, LoginForm, ProfileForm, SignUpForm
 from collab.accounts.middleware import SESSION_KEY, remember_time_zone
 from collab.accounts.models import ApiToken
+from collab.accounts.selectors import list_api_tokens
 from collab.accounts.services import (
     NewApiToken,
     create_api_token,
@@ -153,7 +154,7 @@ def _settings(
     *,
     status: int,
 ) -> HttpResponse:
-    tokens = ApiToken.objects.filter(user=request.user).order_by("-created_at")
+    tokens = list_api_tokens(request.user)
     return render(
         request,
         "accounts/settings.html",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ninja import NinjaAPI, Swagger
 
 from agents import api as agents_api
-from collab.api import audit, documents, members, tasks, workspaces
+from collab.api import audit, documents, members, tasks, tokens, workspaces
 from collab.api.auth import BearerToken, BrowserSession
 from collab.api.errors import install_error_handlers
 
@@ -36,6 +36,7 @@ api.add_router("/workspaces", members.router)
 api.add_router("/invitations", members.invitation_router)
 api.add_router("/workspaces", audit.workspace_router)
 api.add_router("/audit", audit.site_router)
+api.add_router("/tokens", tokens.router)
 api.add_router("/tasks", tasks.router)
 api.add_router("/tasks", documents.router)
 # The API root is part of the composition root: it may mount the agents' routes too.

@@ -42,6 +42,11 @@ class BrowserSession(SessionAuth):
         return super().__call__(request)
 
 
+def by_token(request: HttpRequest) -> bool:
+    """Whether this API request was authenticated by a token (not the browser session)."""
+    return "authorization" in request.headers
+
+
 def current_user(request: HttpRequest) -> User:
     """The user that authenticated this API request."""
     user = getattr(request, "auth", None)

@@ -95,6 +95,9 @@ EXPECTED_OPERATIONS = {
     ("get", "/api/memory/items/{item_id}/history"),
     ("get", "/api/workspaces/{workspace_id}/audit"),
     ("get", "/api/audit"),
+    ("get", "/api/tokens"),
+    ("post", "/api/tokens"),
+    ("post", "/api/tokens/{token_id}/revoke"),
 }
 
 
