@@ -43,8 +43,7 @@ class Streamer:
 
     Every ≤100 ms while text arrives, and every 250 ms otherwise, one UPDATE both publishes the
     text so far for late pages, renews the lease, and notices a Stop (the UPDATE matches no
-    row once the turn is no longer running). A held streamer (``hold``) publishes nothing
-    while the model writes: its whole text is the last batch, which the producer may drop.
+    row once the turn is no longer running).
     """
 
     def __init__(
@@ -55,12 +54,8 @@ class Streamer:
         *,
         max_tokens: int,
         private: Sequence[MemoryFact] = (),
-        hold: bool = False,
     ) -> None:
         self.turn = turn
-        # Held: nothing is shown while the model writes (the lease is renewed, a Stop noticed);
-        # the producer decides after a check whether the answer is shown at all (``final_*``).
-        self.hold = hold
         # Unshared memory items no one else may read: a sentence repeating one is never shown,
         # and while they exist only finished sentences are (``agents.engine.unshared``).
         self._private = tuple(private)
@@ -146,7 +141,7 @@ class Streamer:
         return fields, (shown, delta)
 
     def _flush(self) -> None:
-        fields, event = ({}, None) if self.hold else self._change()
+        fields, event = self._change()
         matched = Turn.objects.filter(pk=self.turn.pk, status=TurnStatus.RUNNING).update(
             lease_expires_at=lease_expiry(), **fields
         )

@@ -8,7 +8,7 @@ covers, and the check on a model's free text for one no skill covers.
   one short honest answer naming what the agent can do.
 * ``checked_actions(actions, produced)``: a model's actions for a request no skill covers, its
   replies kept only when they pass the grounding check (they name the task's own facts and
-  invent none), otherwise the skill's answer stands; ``skills_answered`` says which it was.
+  invent none), otherwise the skill's answer stands.
 """
 
 from __future__ import annotations
@@ -51,12 +51,6 @@ def skill_actions(context: Mapping[str, Any], *, routed: Route | None = None) ->
             }
         )
     return Produced(asked, answer, facts, tuple(actions))
-
-
-def skills_answered(actions: list[dict[str, Any]], produced: Produced) -> bool:
-    """Whether the checked actions' replies are all the skill's answer (no model text kept)."""
-    replies = [a for a in actions if a.get("kind") == "reply"]
-    return bool(replies) and all(a.get("text") == produced.answer.text for a in replies)
 
 
 def checked_actions(actions: list[dict[str, Any]], produced: Produced) -> list[dict[str, Any]]:

@@ -3,7 +3,6 @@ the skills' answer, never the small model's text first, and a turn routes its re
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -82,48 +81,6 @@ def _run(agent: Agent, task: Task, request: str, capture: Any) -> Turn:
 
 def _replies(task: Task) -> list[str]:
     return list(task.messages.filter(kind=Message.Kind.AGENT).values_list("body", flat=True))
-
-
-def test_an_ungrounded_small_model_answer_never_reaches_the_card(
-    task: Task,
-    small_model: Callable[[str], Agent],
-    events: list[dict[str, Any]],
-    django_capture_on_commit_callbacks: Any,
-) -> None:
-    # given a small model that streams "Working on it." (it names nothing of the task)
-    agent = small_model("everything@20")
-
-    # when it answers a request no skill covers
-    turn = _run(agent, task, UNCOVERED, django_capture_on_commit_callbacks)
-
-    # then the skills' honest answer is the reply, and the card streamed none of the model's text
-    assert [e for e in events if e["type"] == "agent.stream"] == []
-    assert turn.stream_text == ""
-    assert turn.model_label == SKILLS_LABEL
-    replies = _replies(task)
-    assert replies
-    assert all("Working on it" not in r for r in replies)
-    assert any("I can't do that here" in r for r in replies)
-
-
-def test_a_grounded_small_model_answer_is_shown_once_it_passed_the_check(
-    task: Task,
-    small_model: Callable[[str], Agent],
-    events: list[dict[str, Any]],
-    django_capture_on_commit_callbacks: Any,
-) -> None:
-    reply = "For Plan the offsite I would start with the venue shortlist."
-    fakes.register_fake_behaviour(
-        "grounded", lambda messages: json.dumps({"actions": [{"kind": "reply", "text": reply}]})
-    )
-    agent = small_model("grounded@20")
-
-    turn = _run(agent, task, UNCOVERED, django_capture_on_commit_callbacks)
-
-    streamed = [e["text"] for e in events if e["type"] == "agent.stream"]
-    assert streamed == [reply]  # one batch, after the check: no partial text before it
-    assert turn.model_label != SKILLS_LABEL
-    assert reply in _replies(task)
 
 
 def test_a_skills_turn_routes_its_request_once(

@@ -19,11 +19,10 @@ from agents.engine.stream import Streamer
 from agents.engine.unshared import unshared_of
 from agents.models import ModelCall
 from agents.models.records import TurnContext
-from agents.models.turns import SKILLS_LABEL
 from agents.policies.style import prompt_hints, restyle_actions
 from agents.policies.understand import Understanding, grounding
 from agents.schemas import DecisionOut
-from agents.skills.produce import checked_actions, skill_actions, skills_answered
+from agents.skills.produce import checked_actions, skill_actions
 
 
 def policy_hint(inp: TurnInput, understanding: Understanding, decision: Decision) -> str | None:
@@ -82,9 +81,6 @@ class ModelProducer:
         )
         started = time.monotonic()
         streamer: Streamer | None = None
-        # issue 27: on the embedded default the small model's text is checked before anyone
-        # sees it, so it is held back while it streams; a turn the skills answer shows theirs.
-        checked = profile.is_embedded and turn.trigger in SKILL_TRIGGERS
         try:
             model = llm.build_chat_model(profile)
             streamer = Streamer(
@@ -93,7 +89,6 @@ class ModelProducer:
                 messages,
                 max_tokens=profile.max_tokens,
                 private=unshared_of(inp, understanding).items(),
-                hold=checked,
             )
             text = streamer.run()
             call.response = text
@@ -110,15 +105,10 @@ class ModelProducer:
             raise
         measure(call, streamer, started, profile)
         proposed = [a.model_dump() for a in answer.actions]
-        fields, stream = dict(streamer.final_fields), streamer.final_event
-        if checked:
-            # the small model's free text is shown only when it names the task's facts and
-            # invents none; otherwise the skills' answer (what the agent can do) stands, and
-            # the card shows only that: none of the model's held text, and who wrote it
-            skills = skill_actions(dict(inp.context), routed=inp.route)
-            proposed = checked_actions(proposed, skills)
-            if skills_answered(proposed, skills):
-                fields, stream = {"model_label": SKILLS_LABEL}, None
+        if profile.is_embedded and turn.trigger in SKILL_TRIGGERS:
+            # issue 27: the small model's free text is shown only when it names the task's
+            # facts and invents none; otherwise the skills' answer (what the agent can do) stands
+            proposed = checked_actions(proposed, skill_actions(dict(inp.context), routed=inp.route))
         actions = restyle_actions(
             proposed,
             dict(understanding.preferences),
@@ -129,6 +119,6 @@ class ModelProducer:
             context=shown,
             producer=self.name,
             call=call,
-            fields=fields,
-            stream=stream,
+            fields=streamer.final_fields,
+            stream=streamer.final_event,
         )
