@@ -172,7 +172,17 @@ def add_to_task(request: AuthedRequest, task_id: int) -> HttpResponse:
         return bad_request("Choose an agent.")
     agent = selectors.get_workspace_agent(access.membership, agent_id)
     agent_services.add_agent_to_task(membership=access.membership, agent=agent, task=access.task)
-    return _done(request, task_id)  # open pages get the agent's card live
+    if not request.htmx:
+        return redirect("tasks:detail", task_id=task_id)
+    # Open pages get the agent's card live; this page may not have its socket open yet (it
+    # was loaded a moment ago), so the answer carries the cards too (an out-of-band swap).
+    context = {
+        "task": access.task,
+        "panel": selectors.task_agent_cards(access.task),
+        "oob": True,
+        "can_edit": True,
+    }
+    return render(request, "agents/_agent_cards_oob.html", context)
 
 
 def _save_agent(form: AgentForm, save: Callable[..., Agent]) -> Agent | None:

@@ -127,7 +127,10 @@ def test_adding_and_removing_an_agent_updates_open_pages(
             membership=factories.membership_of(task.workspace, alice), agent=mira, task=task
         )
 
-    assert added.status_code == 204
+    assert added.status_code == 200
+    # the adder's page may not have its socket open yet: the answer carries the cards too
+    assert 'id="agent-cards" hx-swap-oob="true"' in added.content.decode()
+    assert 'data-agent="Mira"' in added.content.decode()
     assert [payload["agents"] for _, (payload, _h, _r) in published] == [["Mira"], []]
     assert "or add one below" in published[1][1][1]
 
