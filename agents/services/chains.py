@@ -44,14 +44,27 @@ def limits(chain: Chain) -> guards.Limits:
     )
 
 
+# What an agent quotes rather than says: a fenced block, a code span, a quotation (straight
+# or curly double quotes) and a quoted line ("> ..."). A name inside them is cited, not asked.
+_QUOTED = re.compile(
+    r"```.*?(?:```|\Z)|`[^`\n]*`|\"[^\"\n]*\"|“[^”\n]*”|„[^“”\n]*[“”]|«[^»\n]*»|^[ \t]*>[^\n]*",
+    re.DOTALL | re.MULTILINE,
+)
+
+
+def unquoted(body: str) -> str:
+    """``body`` with what it quotes blanked out (``_QUOTED``)."""
+    return _QUOTED.sub(" ", body)
+
+
 def addressed_names(*, agent_name: str, body: str, echoed: list[str]) -> set[str]:
-    """The @names (lower case) ``body`` addresses, other than the agent's own and those inside
+    """The @names (lower case) ``body`` addresses, other than the agent's own, those inside
     a line it repeats from the messages that started its turn (quoting a person's request is not
-    addressing anyone)."""
+    addressing anyone) and those inside quotes or code (``the text "@Analyst"`` names it)."""
     for line in echoed:
         if line.strip():
             body = body.replace(line.strip(), " ")
-    return {name.lower() for name in MENTION_RE.findall(body)} - {agent_name.lower()}
+    return {name.lower() for name in MENTION_RE.findall(unquoted(body))} - {agent_name.lower()}
 
 
 def _echoed_lines(turn: Turn) -> list[str]:
