@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from agents.engine.producers import register_producer
 from agents.engine.producers.a2a import A2AProducer
+from agents.engine.producers.draft_review import DraftReviewProducer
 from agents.engine.producers.model import ModelProducer
 from agents.engine.producers.outside import OutsideProducer
 from agents.engine.producers.plans import PlanProducer
@@ -17,5 +18,6 @@ def register_all() -> None:
     register_producer(A2AProducer())  # an Agent2Agent agent at its card's URL (issue 29)
     register_producer(OutsideProducer())  # a program outside Collab (issue 29)
     register_producer(PlanProducer())  # a coordinator's plan and its steps (issue 30)
+    register_producer(DraftReviewProducer())  # a reviewer's check of a draft (issue 30)
     register_producer(SkillsProducer())  # the embedded default's skills (issue 27)
     register_producer(ModelProducer(), fallback=True)
