@@ -63,8 +63,11 @@ def _hand_over(actions: list[dict[str, Any]], *, request: str, me: str) -> None:
         return
     ask = " ".join(f"@{name}" for name in names)
     line = f"{ask} please check this draft and say what is missing."
-    for action in actions:
-        if action.get("kind") == "reply":
-            action["text"] = f"{action.get('text', '')}\n\n{line}".strip()
-            return
-    actions.append({"kind": "reply", "text": line})
+    # The reply that hands over is applied last: the hop starts when it is posted, so the
+    # draft (the suggestion) exists by the time the other agent's turn reads it.
+    reply = next((a for a in actions if a.get("kind") == "reply"), None)
+    if reply is None:
+        actions.append({"kind": "reply", "text": line})
+        return
+    actions.remove(reply)
+    actions.append({**reply, "text": f"{reply.get('text', '')}\n\n{line}".strip()})

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from agents.chains.hops import delegated_names
 from agents.defaults import create_default_agent
 from agents.engine import runner
-from agents.models import Agent, Hop, ModelCall, Suggestion, Trigger, Turn
+from agents.models import Action, Agent, Hop, ModelCall, Suggestion, Trigger, Turn
 from agents.services import suggestions as suggestion_services
 from agents.skills.draft_review import HEADING
 from collab.lib.errors import Conflict
@@ -57,6 +57,11 @@ def test_the_writer_drafts_and_hands_over_and_the_reviewer_says_what_is_missing(
     reviewer_turn = Turn.objects.get(agent=reviewer)
     assert (reviewer_turn.trigger, reviewer_turn.parent) == (Trigger.AGENT, writer_turn)
     assert Suggestion.objects.filter(turn=writer_turn).exists()  # the draft, to accept
+    # the draft is proposed before the reply that hands it over (that reply starts the hop)
+    kinds = list(
+        Action.objects.filter(turn=writer_turn).order_by("index").values_list("kind", flat=True)
+    )
+    assert kinds == ["suggest", "reply"]
     hop = Hop.objects.get()
     assert (hop.kind, hop.to_agent) == ("review", reviewer)
     assert "@Reviewer please check this draft" in hop.text
