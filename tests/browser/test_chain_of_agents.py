@@ -43,9 +43,17 @@ def test_a_writer_hands_its_draft_to_a_reviewer_seen_live_and_on_the_review_page
     hand_off = chat_messages(bob).filter(has_text="@Reviewer please check this draft")
     expect(hand_off).to_have_count(1)  # on bob's page, live
     expect(hand_off.get_by_test_id("hops")).to_contain_text("Reviewer")
-    answer = chat_messages(bob).filter(has_text="What is still open")
+    answer = chat_messages(bob).filter(has_text="I checked Writer's draft")
     expect(answer).to_have_count(1)
     expect(answer).to_contain_text("Reviewer")
+    # the reviewer's suggestion adds what the draft lacks; alice accepts the draft, then it
+    review = alice.get_by_test_id("suggestion").filter(has_text="what the draft still needs")
+    expect(review).to_have_count(1)
+    draft = alice.get_by_test_id("suggestion").filter(has_not_text="what the draft still needs")
+    draft.first.get_by_test_id("accept-suggestion").click()
+    review.get_by_test_id("accept-suggestion").click()
+    expect(alice.locator(".cm-content")).to_contain_text("Review: what the draft still needs")
+    expect(bob.locator(".cm-content")).to_contain_text("Review: what the draft still needs")
 
     alice.goto(f"/review/tasks/{task_id}/")
     tree = alice.get_by_test_id("chain-tree")
