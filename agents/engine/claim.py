@@ -17,6 +17,7 @@ from agents import profiles
 from agents.engine.lease import lease_expiry, out_of_time_message, seconds_left
 from agents.engine.outcome import Outcome
 from agents.models import FINAL_STATUSES, ModelProfile, Turn, TurnStatus
+from agents.models.outside import outside_of
 from agents.outbox import events
 from agents.review.usage import check_budget
 from agents.services import turns as turn_services
@@ -59,6 +60,16 @@ def claim(turn_id: int) -> Claim:
     return claimed
 
 
+def answered_by(turn: Turn, profile: ModelProfile) -> dict[str, str]:
+    """The claimed turn's ``provider``, ``model`` and ``model_label``: an outside (webhook,
+    pull or A2A) agent's own, so that a turn stopped or failed before its program answered is
+    not labelled as the model profile's (the embedded model); otherwise the profile's."""
+    row = outside_of(turn.agent)  # joined by the claim's query
+    if row is not None:
+        return row.turn_fields()
+    return {"provider": profile.provider, "model": profile.model, "model_label": profile.label}
+
+
 _CLAIM_RELATED = (
     "agent",
     "agent__model_profile",
@@ -88,9 +99,7 @@ def claim_turn(turn_id: int) -> Claim:
             "attempts": turn.attempts + 1,
             "lease_expires_at": lease_expiry(),
             "started_at": turn.started_at or now,
-            "provider": profile.provider,
-            "model": profile.model,
-            "model_label": profile.label,
+            **answered_by(turn, profile),
             "policy_name": turn.agent.policy_name,
         }
         # One statement needs no transaction of its own; inside a caller's transaction, a
@@ -155,9 +164,8 @@ def _claim_locked(turn_id: int) -> Claim:
         turn.attempts += 1
         turn.lease_expires_at = lease_expiry()
         turn.started_at = turn.started_at or now
-        turn.provider = profile.provider
-        turn.model = profile.model
-        turn.model_label = profile.label
+        for name, value in answered_by(turn, profile).items():
+            setattr(turn, name, value)
         turn.policy_name = turn.agent.policy_name
         claimed = [
             "status",

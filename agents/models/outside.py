@@ -10,6 +10,8 @@ kept whether it was accepted or refused.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.db import models
 
 from agents.models.agents import Agent
@@ -33,6 +35,21 @@ class OutsideAgent(models.Model):
 
     def __str__(self) -> str:
         return f"Outside agent {self.agent_id}"
+
+    def turn_fields(self) -> dict[str, str]:
+        """Who answers this agent's turns, as a turn's ``provider``, ``model`` and
+        ``model_label``: the A2A agent's or the program's host (``pull`` for a program that
+        pulls), never the model profile, which an outside agent does not use."""
+        if self.a2a_card_url:
+            provider, where = "a2a", urlsplit(self.a2a_card_url).hostname or "a2a"
+            label = f"A2A agent ({where})"
+        else:
+            provider = "outside"
+            where = (
+                (urlsplit(self.webhook_url).hostname or "webhook") if self.webhook_url else "pull"
+            )
+            label = f"Outside agent ({where})"
+        return {"provider": provider, "model": where[:200], "model_label": label[:240]}
 
 
 class OutsideSecret(models.Model):

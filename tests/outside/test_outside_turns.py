@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import override_settings
 
+from agents.engine.claim import claim_turn
 from agents.engine.gather import TurnInput
 from agents.engine.outcome import Outcome
 from agents.engine.producers.outside import turn_payload
@@ -173,6 +174,8 @@ def test_a_program_that_stops_answering_fails_the_turn_with_a_clear_message(
 
     note = Message.objects.filter(task=task, kind=Message.Kind.SYSTEM).latest("id")
     assert "Scout (an outside agent) stopped answering" in note.body
+    turn.refresh_from_db()  # a failed turn says who failed, not the site's model
+    assert (turn.provider, turn.model_label) == ("outside", "Outside agent (pull)")
 
 
 def test_a_webhook_never_acknowledged_fails_the_turn(
@@ -214,10 +217,31 @@ def test_stop_ends_the_waiting_turn_and_later_activities_get_409(
     turn = _mention(workspace, bob, task, "@Scout plan it")
 
     assert run_turn(turn_id=turn.pk) == Outcome.CANCELLED
+    turn.refresh_from_db()  # a stopped turn says whose turn it was, not the site's model
+    assert (turn.provider, turn.model_label) == ("outside", "Outside agent (pull)")
     assert answers[0].status_code == 409
     assert "stopped" in answers[0].json()["detail"]
     assert not Message.objects.filter(task=task, kind=Message.Kind.AGENT).exists()
     assert Activity.objects.get(activity_id="late").status == Activity.Status.REFUSED
+
+
+def test_a_claimed_webhook_turn_is_labelled_with_its_program_s_host(
+    scout: outside.NewOutsideAgent, workspace: Workspace, bob: User, task: Task
+) -> None:
+    OutsideAgent.objects.filter(agent=scout.agent).update(
+        webhook_url="https://hooks.example.com/collab"
+    )
+    turn = _mention(workspace, bob, task, "@Scout plan it")
+
+    claimed = claim_turn(turn.pk)
+
+    assert claimed.turn is not None
+    turn.refresh_from_db()
+    assert (turn.provider, turn.model, turn.model_label) == (
+        "outside",
+        "hooks.example.com",
+        "Outside agent (hooks.example.com)",
+    )
 
 
 def test_the_program_sees_only_its_requesters_own_memory(

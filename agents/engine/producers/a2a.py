@@ -23,7 +23,6 @@ import queue
 import time
 import uuid
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.utils import timezone
 from pydantic import ValidationError as PydanticError
@@ -138,12 +137,12 @@ class A2AProducer:
         except PydanticError as exc:
             problem = exc.errors()[0]["msg"]
             raise ProducerFailed(f"{name} sent a malformed answer: {problem}.") from None
-        host = urlsplit(url).hostname or "a2a"
+        row = outside_of(turn.agent)
         return Produced(
             actions=decided,
             context={**inp.context, "a2a": {"message_id": remote.message_id}},
             producer=self.name,
-            fields={"provider": "a2a", "model": host[:200], "model_label": f"A2A agent ({host})"},
+            fields=row.turn_fields() if row is not None else {},
         )
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.utils import timezone
@@ -113,17 +112,11 @@ class OutsideProducer:
         delivery = outside.open_delivery(turn=turn, payload=turn_payload(inp, decision))
         activities = wait_for_activities(turn, delivery)
         row = outside_of(turn.agent)
-        url = row.webhook_url if row is not None else ""
-        where = (urlsplit(url).hostname or "webhook") if url else "pull"
         return Produced(
             actions=DecisionOut.model_validate({"actions": actions_of(activities)}),
             context={**inp.context, "outside": {"webhook_id": delivery.webhook_id}},
             producer=self.name,
-            fields={
-                "provider": "outside",
-                "model": where[:200],
-                "model_label": f"Outside agent ({where})"[:240],
-            },
+            fields=row.turn_fields() if row is not None else {},
         )
 
 
