@@ -11,6 +11,8 @@ connection goes through the guarded HTTP client (the address rules of model base
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import queue
 import threading
 from collections.abc import AsyncIterator
@@ -18,10 +20,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 from django.core.exceptions import ValidationError
 
 from agents.llm.endpoints import EndpointRefused, base_url_refusal, validate_base_url
 from agents.llm.guarded_http import guarded_async_client
+
+log = logging.getLogger(__name__)
 
 CARD_TIMEOUT_SECONDS = 10.0
 CALL_TIMEOUT_SECONDS = 30.0
@@ -74,7 +79,7 @@ def check_card_url(url: str) -> str:
     except A2AFailure as exc:
         raise ValidationError(str(exc)) from None
     if not card.supported_interfaces:
-        raise ValidationError("The agent card names no interface to send messages to.")
+        raise ValidationError(f"The agent card at {url} names no interface to send messages to.")
     return url
 
 
@@ -86,9 +91,29 @@ async def _fetch_card(url: str) -> Any:
         try:
             return await A2ACardResolver(http, url, agent_card_path="").get_agent_card()
         except AgentCardResolutionError as exc:
-            raise A2AFailure(f"No A2A agent card at {url}: {exc}") from None
+            log.warning("A2A agent card at %s: %s", url, exc)  # the SDK's details, for admins
+            raise A2AFailure(f"No A2A agent card at {url}: {card_problem(exc)}.") from None
         except EndpointRefused as exc:
             raise A2AFailure(str(exc)) from None
+
+
+def card_problem(exc: BaseException) -> str:
+    """What went wrong fetching an agent card, in a few plain words (the SDK's own message
+    repeats the URL and the HTTP client's internals); its cause says which step failed."""
+    from google.protobuf.json_format import ParseError
+
+    cause = exc.__cause__
+    if isinstance(cause, httpx.HTTPStatusError):
+        return f"not an agent card (status {cause.response.status_code})"
+    if isinstance(cause, httpx.TimeoutException):
+        return "it did not answer in time"
+    if isinstance(cause, httpx.RequestError):
+        return "could not reach it"
+    if isinstance(cause, json.JSONDecodeError):
+        return "its answer is not JSON"
+    if isinstance(cause, ParseError):
+        return "its JSON is not an agent card"
+    return "could not read it"
 
 
 def _parts(parts: Any) -> list[dict[str, Any]]:

@@ -17,7 +17,8 @@
 * anything else: replies "Echo: <request>", and "memory: <values>" of the data part's memory.
 
 Besides the SDK's own routes (the card, JSON-RPC: ``SendMessage``, ``GetTask``, ``ListTasks``,
-``CancelTask``, …) it has one of the test's: ``POST /test/release`` opens the gate above.
+``CancelTask``, …) it has the test's own: ``POST /test/release`` opens the gate above;
+``GET /test/page`` is a web page and ``GET /test/json`` JSON that is no card (wrong card URLs).
 """
 
 from __future__ import annotations
@@ -153,7 +154,19 @@ def app(port: int) -> Starlette:
     )
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
     routes.append(Route("/test/release", release, methods=["POST"]))
+    routes.append(Route("/test/page", page, methods=["GET"]))
+    routes.append(Route("/test/json", not_a_card, methods=["GET"]))
     return Starlette(routes=routes)
+
+
+async def page(request: Request) -> Response:
+    """A web page where a card URL should point at a card."""
+    return Response("<html><body>Hello</body></html>", media_type="text/html")
+
+
+async def not_a_card(request: Request) -> Response:
+    """JSON that is no agent card (a list, where a card is an object)."""
+    return Response('["not", "a", "card"]', media_type="application/json")
 
 
 @contextlib.contextmanager

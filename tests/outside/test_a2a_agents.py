@@ -365,6 +365,8 @@ def test_an_unreachable_a2a_agent_fails_the_turn_with_a_clear_message(
     note = _system_note(task)
     assert "Scout (an A2A agent) could not be reached" in note
     assert "No A2A agent card at" in note
+    turn.refresh_from_db()  # the failed turn is the A2A agent's, not the site's model's
+    assert (turn.provider, turn.model_label) == ("a2a", "A2A agent (127.0.0.1)")
 
 
 @pytest.mark.django_db
@@ -380,15 +382,20 @@ def test_a_bad_card_url_is_refused_with_its_reason(
         return answer.json()
 
     closed = f"http://127.0.0.1:{free_port()}{CARD_PATH}"
-    not_a_card = a2a_agent.replace(CARD_PATH, "/nothing-here")
+    missing, page, json_only = (
+        a2a_agent.replace(CARD_PATH, path) for path in ("/nothing-here", "/test/page", "/test/json")
+    )
     for bad, reason in [
-        (closed, "No A2A agent card at"),
-        (not_a_card, "HTTP 404"),
+        (closed, f"No A2A agent card at {closed}: could not reach it."),
+        (missing, f"No A2A agent card at {missing}: not an agent card (status 404)."),
+        (page, f"No A2A agent card at {page}: its answer is not JSON."),
+        (json_only, f"No A2A agent card at {json_only}: its JSON is not an agent card."),
         ("ftp://example.com/card", ""),
     ]:
         body = create(a2a_card_url=bad)
         assert reason in str(body), body
         assert "a2a_card_url" in str(body)
+        assert "Failed to" not in str(body)  # the SDK's own words stay in the log
     both = create(a2a_card_url=a2a_agent, webhook_url="http://127.0.0.1:9/hook")
     assert "not both" in str(both)
     assert not OutsideAgent.objects.exists()
