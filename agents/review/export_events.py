@@ -165,6 +165,7 @@ def _model_calls(spec: ExportSpec, allow_memory: bool) -> Iterator[Event]:
     )
     for row in rows.iterator(chunk_size=CHUNK):
         messages = row["messages"] or []
+        response = row["response"]
         if not allow_memory:
             context = row["turn__context"] if isinstance(row["turn__context"], dict) else {}
             lines = [str(line) for line in context.get("memory", [])]
@@ -174,6 +175,8 @@ def _model_calls(spec: ExportSpec, allow_memory: bool) -> Iterator[Event]:
                 else m
                 for m in messages
             ]
+            if isinstance(response, str):  # a response may echo what the prompt showed
+                response = redact_memory_lines(response, lines)
         yield export_event(
             at=row["at"],
             event="model.call",
@@ -189,7 +192,7 @@ def _model_calls(spec: ExportSpec, allow_memory: bool) -> Iterator[Event]:
                 "provider": row["provider"],
                 "model": row["model"],
                 "messages": messages,
-                "response": row["response"],
+                "response": response,
                 "tokens_in": row["tokens_in"],
                 "tokens_out": row["tokens_out"],
                 "latency_ms": row["latency_ms"],

@@ -36,10 +36,14 @@ def is_personal(scope: str) -> bool:
 
 
 def redact_memory_lines(text: str, lines: Iterable[str]) -> str:
-    """Withhold the personal memory lines a prompt showed (team lines are kept)."""
+    """Withhold the personal memory lines a prompt showed (team lines are kept), and their
+    text without its "(whose kind)" label, as a model's response may echo it."""
     for line in lines:
         if line and not line.startswith("(team"):
             text = text.replace(line, MEMORY_WITHHELD)
+            bare = line.split(") ", 1)[1] if line.startswith("(") and ") " in line else ""
+            if bare.strip():
+                text = text.replace(bare, MEMORY_WITHHELD)
     return text
 
 

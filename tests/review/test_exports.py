@@ -68,7 +68,9 @@ def busy_task(workspace, task, alice, bob):
         },
     )
     make_call(
-        turn, prompt="Known: (bob's preference) Bob likes haiku\n(team preference) Metric units"
+        turn,
+        prompt="Known: (bob's preference) Bob likes haiku\n(team preference) Metric units",
+        response="Noted: Bob likes haiku, and Metric units.",  # echoes the prompt
     )
     make_question(turn, answered_by=bob)
     make_suggestion(turn, status="accepted", decided_by=alice)
