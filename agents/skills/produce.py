@@ -40,17 +40,22 @@ class Produced:
 def skill_actions(context: Mapping[str, Any], *, routed: Route | None = None) -> Produced:
     """``routed``: the request's route when the turn has it already (it routes once)."""
     asked, answer, facts = respond(context, routed=routed)
+    return Produced(asked, answer, facts, tuple(answer_actions(answer, SUGGESTION_NOTE)))
+
+
+def answer_actions(answer: SkillAnswer, note: str) -> list[dict[str, Any]]:
+    """A skill's answer as a turn's actions: its reply, then its suggestion (with ``note``)."""
     actions: list[dict[str, Any]] = [{"kind": "reply", "text": answer.text}]
     if answer.suggestion is not None:
         actions.append(
             {
                 "kind": "suggest",
-                "text": SUGGESTION_NOTE,
+                "text": note,
                 "find": answer.suggestion.find,
                 "replace": answer.suggestion.replace,
             }
         )
-    return Produced(asked, answer, facts, tuple(actions))
+    return actions
 
 
 def checked_actions(actions: list[dict[str, Any]], produced: Produced) -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ from agents.schemas import DecisionOut
 from agents.services.edits import changed_text
 from agents.skills import facts_from_context, without_request
 from agents.skills.draft_review import review_draft
+from agents.skills.produce import answer_actions
 
 NOTE = "What the review found missing in the draft: accept or reject it."
 
@@ -63,18 +64,8 @@ class DraftReviewProducer:
         author = str(context.get("asked_by") or "")
         answer = review_draft(draft, facts, author=author, pending=suggestion_id is not None)
         context["draft_review"] = {"suggestion_id": suggestion_id, "draft_chars": len(draft)}
-        actions: list[dict[str, Any]] = [{"kind": "reply", "text": answer.text}]
-        if answer.suggestion is not None:
-            actions.append(
-                {
-                    "kind": "suggest",
-                    "text": NOTE,
-                    "find": answer.suggestion.find,
-                    "replace": answer.suggestion.replace,
-                }
-            )
         return Produced(
-            actions=DecisionOut.model_validate({"actions": actions}),
+            actions=DecisionOut.model_validate({"actions": answer_actions(answer, NOTE)}),
             context=context,
             producer=f"{self.name}:{'suggest' if answer.suggestion else 'reply'}",
             fields={"model_label": SKILLS_LABEL},  # the card says who wrote it: no model
